@@ -1,0 +1,1 @@
+"""agent-profiles: LLM agent personas declared in YAML and rendered through a sandbox."""

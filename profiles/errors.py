@@ -1,0 +1,129 @@
+"""The errors agent-profiles raises, all under one base so callers can catch them at once.
+
+```
+ProfilesError
+  ConfigError            a persona is invalid (file:line:col, field path; every problem at once)
+  ResolutionError        a dynamic field could not be resolved
+    UnknownProviderError   a field names a provider nobody registered
+  RenderError            a template failed to compile or render (template name and line)
+    TemplateNotFoundError  no template for that kind, language or path
+  SecretError            a secret would reach a prompt
+  StoreError             the prompt store failed
+    PromptNotFoundError    no prompt matches (also a LookupError)
+  FactoryError           a factory could not create a profile
+```
+
+Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "FactoryError",
+    "ProfilesError",
+    "PromptNotFoundError",
+    "RenderError",
+    "ResolutionError",
+    "SecretError",
+    "StoreError",
+    "TemplateNotFoundError",
+    "UnknownProviderError",
+]
+
+#: Longest message an error keeps; a longer one is cut so a huge value cannot flood a terminal or log.
+MAX_MESSAGE_CHARS = 4000
+
+
+def _bounded(message: str) -> str:
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return message[: MAX_MESSAGE_CHARS - 20] + " … (message cut)"
+
+
+class ProfilesError(Exception):
+    """Base of every error agent-profiles raises on purpose."""
+
+    #: Exit status the CLI uses: 2 for a user's mistake, 1 for a fault of ours.
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(_bounded(message))
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a persona: where it is and what is wrong."""
+
+    message: str
+    field: str = ""
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            where += ": "
+        field = f"field '{self.field}': " if self.field else ""
+        return f"{where}{field}{self.message}"
+
+
+class ConfigError(ProfilesError, ValueError):
+    """Raised when a persona is invalid; carries every problem found, not just the first."""
+
+    def __init__(self, issues: list[ConfigIssue] | ConfigIssue | str) -> None:
+        if isinstance(issues, str):
+            issues = [ConfigIssue(issues)]
+        elif isinstance(issues, ConfigIssue):
+            issues = [issues]
+        self.issues: list[ConfigIssue] = list(issues)
+        if len(self.issues) == 1:
+            text = str(self.issues[0])
+        else:
+            text = f"{len(self.issues)} problems:\n" + "\n".join(f"  {issue}" for issue in self.issues)
+        super().__init__(text)
+
+
+class ResolutionError(ProfilesError):
+    """Raised when a dynamic field cannot be resolved for a context."""
+
+
+class UnknownProviderError(ResolutionError, LookupError):
+    """Raised when a field names a provider that is not registered."""
+
+
+class RenderError(ProfilesError):
+    """Raised when a template fails to compile or render."""
+
+
+class TemplateNotFoundError(RenderError, LookupError):
+    """Raised when no template exists for a prompt kind, language or path."""
+
+
+class SecretError(ProfilesError):
+    """Raised when a secret value would be rendered into a prompt without being allowed."""
+
+
+class StoreError(ProfilesError):
+    """Raised when the prompt store cannot be read or written."""
+
+
+class PromptNotFoundError(StoreError, LookupError):
+    """Raised when the prompt store has no prompt matching a request."""
+
+
+class FactoryError(ProfilesError):
+    """Raised when a factory cannot create a profile."""
