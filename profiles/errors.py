@@ -19,6 +19,8 @@ Messages say what went wrong, where, and how to fix it. They never carry a secre
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as _field
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -67,6 +69,10 @@ class ConfigIssue:
     file: str | None = None
     line: int | None = None
     column: int | None = None
+    #: The field's path inside the persona, e.g. `("constraints", 2)`, for locating it in a file.
+    loc: tuple[Any, ...] = _field(default=(), compare=False, repr=False)
+    #: A short code for the kind of problem, e.g. `extra_forbidden` or `duplicate_key`.
+    code: str = _field(default="", compare=False, repr=False)
 
     def __str__(self) -> str:
         where = ""

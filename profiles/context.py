@@ -1,0 +1,40 @@
+"""The context a profile is created for: who asks, in which deployment, language and model.
+
+Providers look values up for a context, so the same persona can carry one identity in `dev` and
+another in `prod`, or in English and Chinese, without copying files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Context", "Resolved"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a dynamic field is resolved for.
+
+    `base_dir` is the folder of the persona file, where file-based providers look first.
+    """
+
+    language: str | None = None
+    model: str | None = None
+    deployment: str | None = None
+    base_dir: Path | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A value together with where it came from, for `explain` and error messages."""
+
+    value: Any
+    source: str
+    secret: bool = False
+
+    def __repr__(self) -> str:
+        shown = "'***'" if self.secret else repr(self.value)
+        return f"Resolved(value={shown}, source={self.source!r}, secret={self.secret})"

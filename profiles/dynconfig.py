@@ -1,0 +1,141 @@
+"""Fields whose value is decided when a profile is created, not when the persona is written.
+
+`DynConfig(...)` describes where a value comes from (a provider and key) and what to use when
+nothing answers (the default). Nothing is looked up until `resolve` is called, so the same
+persona resolves differently per deployment, language and model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .context import Context, Resolved
+from .errors import ConfigError, ResolutionError
+
+__all__ = ["DEFAULT_SEPARATOR", "DYNAMIC_KEYS", "ConfigInfo", "DynConfig"]
+
+DEFAULT_SEPARATOR = "[LIST_SEP]"
+
+#: Keys a dynamic field's mapping may hold, in a persona file or as `DynConfig` arguments.
+DYNAMIC_KEYS = ("default", "key", "provider", "is_list", "separator", "secret", "description", "category")
+
+#: A field of this category with no provider reads from the prompt store.
+STORE_CATEGORY = "agent"
+
+
+@dataclass(frozen=True)
+class ConfigInfo:
+    """A value to be resolved later; made by `DynConfig`."""
+
+    default: Any = None
+    key: str | None = None
+    provider: str | None = None
+    is_list: bool = False
+    separator: str = DEFAULT_SEPARATOR
+    secret: bool = False
+    description: str | None = None
+    category: str | None = None
+
+    @property
+    def provider_name(self) -> str:
+        """The provider asked for `key`: the one named, else the store for agent prompts, else env."""
+        if self.provider:
+            return self.provider
+        return "store" if self.category == STORE_CATEGORY else "env"
+
+    def resolve(self, context: Context | None = None) -> Resolved:
+        """Return the value for `context` with its source.
+
+        The provider's answer wins; no answer or an empty string falls back to the default.
+        """
+        from .providers import get_provider
+
+        context = context or Context()
+        found: Resolved | None = None
+        if self.key:
+            provider = get_provider(self.provider_name)
+            try:
+                found = provider.find(self.key, context)
+            except ResolutionError:
+                raise
+            except Exception as exc:  # a user's provider failed: say which, keep the cause
+                raise ResolutionError(
+                    f"provider {self.provider_name!r} failed to look up {self.key!r}: "
+                    f"{type(exc).__name__}; check that provider's configuration"
+                ) from exc
+        if found is None or found.value in (None, ""):
+            return Resolved(self._shape(self.default), "default", self.secret)
+        return Resolved(self._shape(found.value), found.source, self.secret or found.secret)
+
+    def query(self, **context: Any) -> Any:
+        """Return just the value; `context` takes `language`, `model` and `deployment`."""
+        return self.resolve(Context(**context)).value
+
+    def _shape(self, value: Any) -> Any:
+        if not self.is_list:
+            return value
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(self.separator) if item.strip()]
+        return [str(item).strip() if isinstance(item, str) else item for item in value]
+
+    def __repr__(self) -> str:
+        default = "'***'" if self.secret and self.default is not None else repr(self.default)
+        parts = [f"default={default}"]
+        for name in ("key", "provider", "category"):
+            if getattr(self, name) is not None:
+                parts.append(f"{name}={getattr(self, name)!r}")
+        if self.is_list:
+            parts.append("is_list=True")
+        if self.secret:
+            parts.append("secret=True")
+        return f"ConfigInfo({', '.join(parts)})"
+
+
+def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stands for one
+    default: Any = None,
+    *,
+    key: str | None = None,
+    provider: str | None = None,
+    is_list: bool = False,
+    separator: str = DEFAULT_SEPARATOR,
+    secret: bool = False,
+    description: str | None = None,
+    category: str | None = None,
+) -> ConfigInfo:
+    """Describe a field resolved at `create_profile` time.
+
+    Args:
+        default: used when there is no key or the provider answers nothing or "".
+        key: what to ask the provider for.
+        provider: a registered provider name (`env`, `store`, or your own); default `env`,
+            or `store` when `category="agent"`.
+        is_list: split a text answer on `separator` and strip each item; a list default implies it.
+        secret: mask the value everywhere and refuse to render it unless allowed.
+
+    Raises:
+        ConfigError: when there is neither a default nor a key, or an option has the wrong type.
+    """
+    if default is None and not key:
+        raise ConfigError("a dynamic field needs a default, a key, or both")
+    if key is not None and (not isinstance(key, str) or not key.strip()):
+        raise ConfigError(f"key must be non-empty text, got {key!r}")
+    if provider is not None and not isinstance(provider, str):
+        raise ConfigError(f"provider must be a provider's name, got {type(provider).__name__}")
+    if not isinstance(separator, str) or not separator:
+        raise ConfigError("separator must be non-empty text")
+    for flag_name, flag in (("is_list", is_list), ("secret", secret)):
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{flag_name} must be true or false, got {flag!r}")
+    if isinstance(default, (list, tuple)):
+        is_list = True
+        default = [str(item) if not isinstance(item, str) else item for item in default]
+    elif default is not None and not isinstance(default, str):
+        raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")
+    if provider is not None:
+        from .providers import get_provider
+
+        get_provider(provider)  # an unknown name fails here, when the field is defined
+    return ConfigInfo(default, key, provider, is_list, separator, secret, description, category)

@@ -1,0 +1,1 @@
+"""Sandboxed, compile-once rendering of prompt templates."""

@@ -1,0 +1,203 @@
+"""Compile templates once, then render them with exactly the variables they declare.
+
+Parsing a template costs far more than rendering it (DB-GPT re-parses on every call, about
+6 ms), so every template, and every field value that holds template syntax, is compiled once
+and kept in a bounded cache that many threads may share.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FileSystemLoader, TemplateSyntaxError, meta, nodes
+from jinja2 import TemplateNotFound as _JinjaNotFound
+from jinja2.environment import Template
+
+from ..errors import RenderError, TemplateNotFoundError
+from .sandbox import MAX_OUTPUT_CHARS, make_environment
+from .templates import DEFAULT_FAMILY, bundled_root, locale_chain, template_name
+
+__all__ = ["CompiledTemplate", "Renderer", "get_renderer", "has_template_syntax"]
+
+#: How many compiled templates one renderer keeps; the least recently used goes first.
+CACHE_SIZE = 2048
+
+_SYNTAX_MARKS = ("{{", "{%", "{#")
+
+
+def has_template_syntax(text: str) -> bool:
+    """Whether a field value needs compiling; plain text skips the template engine entirely."""
+    return any(mark in text for mark in _SYNTAX_MARKS)
+
+
+@dataclass(frozen=True)
+class CompiledTemplate:
+    """A template compiled once, with the variables it reads and the line each is first read on."""
+
+    name: str
+    source: str
+    template: Template
+    declared: frozenset[str]
+    lines: Mapping[str, int]
+
+    def line_of(self, variable: str) -> int | None:
+        return self.lines.get(variable)
+
+    @property
+    def label(self) -> str:
+        """How messages name it: `template 'default/en/system.j2'` or `field 'goal'`."""
+        return self.name if self.name.startswith("field ") else f"template {self.name!r}"
+
+
+class _LRU:
+    """A small thread-safe LRU; compiling twice on a race is harmless, losing entries is not."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._data: OrderedDict[Any, CompiledTemplate] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> CompiledTemplate | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: CompiledTemplate) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self._size:
+                self._data.popitem(last=False)
+
+
+class Renderer:
+    """One sandboxed environment over a tuple of template roots, searched in order."""
+
+    def __init__(self, roots: Iterable[Path] = ()) -> None:
+        self.roots = tuple(Path(root) for root in roots)
+        self.env = make_environment(FileSystemLoader([str(root) for root in self.roots]))
+        self._cache = _LRU(CACHE_SIZE)
+
+    def compile(self, source: str, name: str = "<inline>") -> CompiledTemplate:
+        """Compile `source` (cached by name and text); syntax errors name the template and line."""
+        key = ("source", name, source)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile(source, name)
+            self._cache.put(key, compiled)
+        return compiled
+
+    def load(self, name: str) -> CompiledTemplate:
+        """Compile the template `name` found under this renderer's roots."""
+        key = ("file", name)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            try:
+                source, _filename, _uptodate = self.env.loader.get_source(self.env, name)
+            except _JinjaNotFound:
+                raise TemplateNotFoundError(
+                    f"template {name!r} not found in {', '.join(map(str, self.roots)) or 'no folders'}"
+                ) from None
+            compiled = self._compile(source, name)
+            self._cache.put(key, compiled)
+        return compiled
+
+    def find(self, kind: str, language: str | None, family: str = DEFAULT_FAMILY) -> CompiledTemplate:
+        """The template for a prompt kind, trying the language's locale chain in order."""
+        tried = []
+        for locale in locale_chain(language):
+            name = template_name(kind, locale, family)
+            tried.append(name)
+            try:
+                return self.load(name)
+            except TemplateNotFoundError:
+                continue
+        raise TemplateNotFoundError(
+            f"no {kind!r} template; tried {', '.join(tried)} in {', '.join(map(str, self.roots))}"
+        )
+
+    def render(self, compiled: CompiledTemplate, variables: Mapping[str, Any], *, max_chars: int | None = None) -> str:
+        """Render with `variables`, stopping with an error once the output passes `max_chars`."""
+        limit = MAX_OUTPUT_CHARS if max_chars is None else max_chars
+        template = compiled.template
+        parts: list[str] = []
+        total = 0
+        try:
+            for chunk in template.root_render_func(template.new_context(dict(variables))):
+                total += len(chunk)
+                if total > limit:
+                        raise RenderError(
+                        f"{compiled.label} produced over {limit} characters; "
+                        "shorten it or raise the output limit"
+                    )
+                parts.append(chunk)
+        except RenderError:
+            raise
+        except Exception as exc:
+            line = _template_line(exc, compiled.name)
+            where = compiled.label + (f" line {line}" if line else "")
+            raise RenderError(f"{where}: {_describe(exc)}") from None
+        return "".join(parts)
+
+    def _compile(self, source: str, name: str) -> CompiledTemplate:
+        try:
+            ast = self.env.parse(source, name, name)
+            declared = frozenset(meta.find_undeclared_variables(ast))
+            code = self.env.compile(ast, name, name)
+        except TemplateSyntaxError as exc:
+            raise RenderError(
+                f"template {name!r} line {exc.lineno}: {exc.message}; fix the syntax, or keep literal "
+                "braces with {% raw %}…{% endraw %}"
+            ) from None
+        except RecursionError:
+            raise RenderError(f"template {name!r} is nested too deeply to compile") from None
+        template = self.env.template_class.from_code(self.env, code, self.env.make_globals(None), None)
+        lines: dict[str, int] = {}
+        for node in ast.find_all(nodes.Name):
+            if node.name in declared and node.name not in lines:
+                lines[node.name] = node.lineno
+        return CompiledTemplate(name, source, template, declared, lines)
+
+
+def _template_line(exc: BaseException, name: str) -> int | None:
+    """The template line an exception was raised on, read from the frames Jinja's code runs in."""
+    line = None
+    for frame, _ in traceback.walk_tb(exc.__traceback__):
+        debug_info = frame.f_globals.get("__jinja_template__")
+        if frame.f_code.co_filename == name and debug_info is not None:
+            line = debug_info.get_corresponding_lineno(frame.f_lineno)
+    return line
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if len(text) > 300:
+        text = text[:300] + "…"
+    return f"{type(exc).__name__}: {text}"
+
+
+_renderers: dict[tuple[Path, ...], Renderer] = {}
+_renderers_lock = threading.Lock()
+_MAX_RENDERERS = 64
+
+
+def get_renderer(user_roots: Iterable[Path] = ()) -> Renderer:
+    """The shared renderer for these user roots, searched before the bundled templates."""
+    roots = (*(Path(root) for root in user_roots), bundled_root())
+    renderer = _renderers.get(roots)
+    if renderer is None:
+        with _renderers_lock:
+            renderer = _renderers.get(roots)
+            if renderer is None:
+                if len(_renderers) >= _MAX_RENDERERS:
+                    _renderers.pop(next(iter(_renderers)))
+                renderer = _renderers[roots] = Renderer(roots)
+    return renderer

@@ -1,0 +1,85 @@
+"""The JSON Schema of the persona file format, for editors' YAML support and for CI.
+
+It is written out rather than derived from `ProfileConfig`, because the file format (mappings
+for dynamic fields, `{file: …}` templates) is what editors see, not the Python types behind it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .config import LIST_FIELDS, TEXT_FIELDS
+from .dynconfig import DYNAMIC_KEYS
+
+__all__ = ["SCHEMA_ID", "persona_schema"]
+
+SCHEMA_ID = "https://agent-profiles.dev/schema/persona.schema.json"
+
+_DESCRIPTIONS = {
+    "name": "The agent's name, e.g. Aristotle.",
+    "role": "What the agent is, e.g. Summarizer.",
+    "goal": "What the agent aims at.",
+    "desc": "A longer description of the agent.",
+    "constraints": "Rules the agent keeps; rendered as a numbered list.",
+    "expand_prompt": "Extra instructions; may use template variables such as {{ agents }}.",
+    "examples": "Examples of good answers.",
+    "retry_goal": "The goal used when retrying after a failed answer.",
+    "retry_constraints": "The constraints used when retrying.",
+    "language": "The answer language and template locale, e.g. en, zh, zh-TW. None means English.",
+    "model": "The model the prompts are for; picks model-specific templates.",
+    "avatar": "An avatar URL or name for user interfaces.",
+}
+
+
+def persona_schema() -> dict[str, Any]:
+    """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
+    dynamic_properties: dict[str, Any] = {
+        "default": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "key": {"type": "string", "minLength": 1},
+        "provider": {"type": "string"},
+        "is_list": {"type": "boolean"},
+        "separator": {"type": "string", "minLength": 1},
+        "secret": {"type": "boolean"},
+        "description": {"type": "string"},
+        "category": {"type": "string"},
+    }
+    properties: dict[str, Any] = {}
+    for field in TEXT_FIELDS:
+        properties[field] = {
+            "description": _DESCRIPTIONS[field],
+            "anyOf": [{"type": "string"}, {"$ref": "#/$defs/dynamic"}],
+        }
+    for field in LIST_FIELDS:
+        properties[field] = {
+            "description": _DESCRIPTIONS[field],
+            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}],
+        }
+    properties["templates"] = {
+        "description": "A prompt kind's own template: {file: path relative to this file} or {inline: text}.",
+        "type": "object",
+        "additionalProperties": {
+            "oneOf": [
+                {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"], "additionalProperties": False},
+                {"type": "object", "properties": {"inline": {"type": "string"}}, "required": ["inline"], "additionalProperties": False},
+            ]
+        },
+    }
+    properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "agent-profiles persona",
+        "type": "object",
+        "properties": properties,
+        "required": ["name", "role"],
+        "additionalProperties": False,
+        "$defs": {
+            "dynamic": {
+                "description": "A value resolved when the profile is created: from a provider's key, else the default.",
+                "type": "object",
+                "properties": {key: dynamic_properties[key] for key in DYNAMIC_KEYS},
+                "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
+                "additionalProperties": False,
+            }
+        },
+    }
