@@ -385,8 +385,10 @@ class ProfileConfig(BaseModel):
                     resolved[field] = value.resolve(context)
                 else:
                     resolved[field] = Resolved(value, where if value is not None else "unset")
-            if field == "model" and context.model != resolved["model"].value:
-                context = _with(context, language=resolved["language"].value, model=resolved["model"].value)
+            if field == "model":
+                chosen = (resolved["language"].value, resolved["model"].value)
+                if (context.language, context.model) != chosen:
+                    context = _with(context, language=chosen[0], model=chosen[1])
         for field in LIST_FIELDS:
             item = resolved[field]
             if isinstance(item.value, list):

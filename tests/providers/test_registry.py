@@ -1,0 +1,42 @@
+"""The provider registry: built-ins, aliases and users' own providers."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiles import ConfigProvider, DynConfig, register_provider
+from profiles.providers import get_provider, known_providers
+
+
+class Capital(ConfigProvider):
+    name = "capital"
+
+    def __init__(self):
+        self.calls = []
+
+    def lookup(self, key, *, language=None, model=None, deployment=None):
+        self.calls.append((key, language, model, deployment))
+        return key.upper()
+
+
+def test_builtins_and_alias_are_known():
+    assert {"env", "store", "prompt_manager"} <= set(known_providers())
+    assert get_provider("prompt_manager") is get_provider("store")
+
+
+def test_registered_provider_gets_the_context():
+    """A user's provider receives the key and the context's language, model and deployment."""
+    provider = Capital()
+    register_provider("capital", provider)
+    from profiles import ProfileConfig
+
+    config = ProfileConfig(name=DynConfig("x", key="ada", provider="capital"), role="r", language="fr", model="m1")
+    profile = config.create_profile(deployment="prod")
+    assert profile.get_name() == "ADA"
+    assert profile.provenance["name"] == "capital:ada"
+    assert provider.calls[-1] == ("ada", "fr", "m1", "prod")
+
+
+def test_register_requires_a_provider():
+    with pytest.raises(TypeError):
+        register_provider("nope", object())

@@ -1,0 +1,147 @@
+"""ProfileConfig: validation at construction and create_profile's resolution."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiles import ConfigError, DynConfig, ProfileConfig, ProfilesError
+from profiles.factories import ProfileFactory
+
+
+def test_minimal_persona():
+    profile = ProfileConfig(name="Aristotle", role="Summarizer").create_profile()
+    assert (profile.get_name(), profile.get_role(), profile.get_goal()) == ("Aristotle", "Summarizer", None)
+
+
+@pytest.mark.parametrize("missing", ["name", "role"])
+def test_identity_required_without_factory(missing):
+    """Without a factory, a missing name or role is named in the error."""
+    fields = {"name": "A", "role": "B"}
+    del fields[missing]
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(**fields)
+    assert f"field '{missing}': is required" in str(caught.value)
+
+
+def test_all_problems_at_once():
+    """A wrong type, a wrong list and an unknown field come in one error, with a suggestion."""
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name=3, role="r", constraints="one", gaol="x")
+    fields = {issue.field for issue in caught.value.issues}
+    assert fields == {"name", "constraints", "gaol"}
+    assert "did you mean 'goal'?" in str(caught.value)
+    assert isinstance(caught.value, ProfilesError) and isinstance(caught.value, ValueError)
+
+
+def test_list_fields_take_lists_or_dynamic(monkeypatch):
+    monkeypatch.setenv("CFG_RULES", "a[LIST_SEP]b")
+    config = ProfileConfig(name="n", role="r", constraints={"key": "CFG_RULES", "default": ["z"]})
+    assert config.create_profile().get_constraints() == ["a", "b"]
+
+
+def test_mapping_field_with_unknown_key_is_refused():
+    with pytest.raises(ConfigError, match="unknown key\\(s\\) keyy"):
+        ProfileConfig(name={"keyy": "X", "default": "a"}, role="r")
+
+
+def test_config_is_immutable():
+    config = ProfileConfig(name="n", role="r")
+    with pytest.raises(Exception):
+        config.name = "other"  # type: ignore[misc]
+
+
+def test_overrides_win_over_provider_and_default(monkeypatch):
+    """Precedence: overrides > the field's provider > the default."""
+    monkeypatch.setenv("CFG_NAME", "FromEnv")
+    config = ProfileConfig(name=DynConfig("Default", key="CFG_NAME"), role="r")
+    assert config.create_profile(overrides={"name": "Override"}).get_name() == "Override"
+    assert config.create_profile().get_name() == "FromEnv"
+    monkeypatch.delenv("CFG_NAME")
+    assert config.create_profile().get_name() == "Default"
+
+
+def test_unknown_override_is_refused():
+    with pytest.raises(ConfigError, match="cannot override unknown field"):
+        ProfileConfig(name="n", role="r").create_profile(overrides={"nmae": "x"})
+
+
+def test_language_and_model_arguments_win():
+    config = ProfileConfig(name="n", role="r", language="zh", model="m1")
+    profile = config.create_profile(language="en", model="m2")
+    assert (profile.get_language(), profile.get_model()) == ("en", "m2")
+    assert profile.provenance["language"] == "argument"
+
+
+class _Factory(ProfileFactory):
+    def __init__(self, answer):
+        self.answer = answer
+        self.calls = []
+
+    def create_profile(self, profile_id=None, *, name=None, role=None, goal=None, language=None, model=None, **options):
+        self.calls.append((profile_id, name, role, goal, language, model))
+        return self.answer
+
+
+def test_factory_result_wins():
+    made = ProfileConfig(name="Made", role="r").create_profile()
+    factory = _Factory(made)
+    config = ProfileConfig(name="Own", role="r", goal="g", factory=factory)
+    assert config.create_profile(7, language="fr").get_name() == "Made"
+    assert factory.calls == [(7, "Own", "r", "g", "fr", None)]
+
+
+def test_factory_none_falls_back_to_fields():
+    config = ProfileConfig(name="Own", role="r", factory=_Factory(None))
+    assert config.create_profile().get_name() == "Own"
+
+
+def test_factory_makes_identity_optional():
+    config = ProfileConfig(factory=_Factory(None), goal="g")
+    assert config.create_profile().get_name() is None
+
+
+def test_plain_callable_factory_gets_keywords():
+    seen = {}
+
+    def factory(profile_id, **options):
+        seen.update(options, profile_id=profile_id)
+        return None
+
+    ProfileConfig(name="n", role="r", factory=factory).create_profile("id1", model="m")
+    assert seen == {"profile_id": "id1", "name": "n", "role": "r", "goal": None, "language": None, "model": "m"}
+
+
+def test_failing_factory_becomes_factory_error():
+    from profiles import FactoryError
+
+    def factory(profile_id, **options):
+        raise KeyError("row 4")
+
+    with pytest.raises(FactoryError, match="failed for profile 'p'"):
+        ProfileConfig(name="n", role="r", factory=factory).create_profile("p")
+
+
+def test_bad_factory_type():
+    with pytest.raises(ConfigError, match="expected a ProfileFactory or a callable"):
+        ProfileConfig(name="n", role="r", factory=42)
+
+
+def test_template_file_outside_folder_is_refused(tmp_path):
+    from profiles.loader import parse_profiles
+
+    with pytest.raises(ConfigError, match="without '..'"):
+        parse_profiles("name: n\nrole: r\ntemplates: {system: {file: ../x.j2}}\n", base_dir=tmp_path)
+    with pytest.raises(ConfigError, match="must be relative"):
+        parse_profiles("name: n\nrole: r\ntemplates: {system: {file: /etc/passwd}}\n", base_dir=tmp_path)
+
+
+def test_template_symlink_out_is_refused(tmp_path):
+    from profiles.loader import parse_profiles
+
+    outside = tmp_path / "outside.j2"
+    outside.write_text("secret {{ name }}")
+    folder = tmp_path / "persona"
+    folder.mkdir()
+    (folder / "link.j2").symlink_to(outside)
+    with pytest.raises(ConfigError, match="leads outside"):
+        parse_profiles("name: n\nrole: r\ntemplates: {system: {file: link.j2}}\n", base_dir=folder)
