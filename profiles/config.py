@@ -141,21 +141,20 @@ class TemplateSource:
     origin: str
 
 
+def _fail(code: str, message: str) -> PydanticCustomError:
+    """A validation error whose message is final text, not a template to fill in."""
+    return PydanticCustomError(code, _escape(message))
+
+
 def _confined(base_dir: Path, relative: str) -> Path:
     """Resolve a persona-relative path, refusing anything that leads outside `base_dir`."""
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
-        raise PydanticCustomError(
-            "template_path",
-            "template path {path!r} must be relative to the persona's folder, without '..'",
-            {"path": relative},
-        )
+        raise _fail("template_path", f"template path {relative!r} must be relative to the persona's folder, without '..'")
     root = base_dir.resolve()
     target = (root / pure).resolve()
     if target != root and root not in target.parents:
-        raise PydanticCustomError(
-            "template_path", "template path {path!r} leads outside the persona's folder", {"path": relative}
-        )
+        raise _fail("template_path", f"template path {relative!r} leads outside the persona's folder")
     return target
 
 
@@ -170,18 +169,12 @@ def _read_template(base_dir: Path, relative: str) -> TemplateSource:
     path = _confined(base_dir, relative)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
-            raise PydanticCustomError(
-                "template_size", "template file {path!r} is over {limit} bytes", {"path": relative, "limit": MAX_TEMPLATE_BYTES}
-            )
+            raise _fail("template_size", f"template file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PydanticCustomError(
-            "template_missing", "template file {path!r} not found next to the persona", {"path": relative}
-        ) from None
+        raise _fail("template_missing", f"template file {relative!r} not found next to the persona") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise PydanticCustomError(
-            "template_unreadable", "template file {path!r} cannot be read: {reason}", {"path": relative, "reason": type(exc).__name__}
-        ) from None
+        raise _fail("template_unreadable", f"template file {relative!r} cannot be read ({type(exc).__name__})") from None
     return TemplateSource(text, f"file:{relative}")
 
 
@@ -230,7 +223,7 @@ class ProfileConfig(BaseModel):
         """
         token = _BASE_DIR.set(base_dir)
         try:
-            config = cls(**data)
+            config = cls(**{key: value for key, value in data.items() if isinstance(key, str)})
         finally:
             _BASE_DIR.reset(token)
         config._base_dir = base_dir
@@ -288,16 +281,10 @@ class ProfileConfig(BaseModel):
                 result[str(kind)] = spec
                 continue
             if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in ("file", "inline"):
-                raise PydanticCustomError(
-                    "template_spec",
-                    "template for {kind!r} must be {{file: path}} or {{inline: text}}",
-                    {"kind": str(kind)},
-                )
+                raise _fail("template_spec", f"template for {str(kind)!r} must be {{file: path}} or {{inline: text}}")
             (how, text), = spec.items()
             if not isinstance(text, str):
-                raise PydanticCustomError(
-                    "template_spec", "template {how} for {kind!r} must be text", {"how": how, "kind": str(kind)}
-                )
+                raise _fail("template_spec", f"template {how} for {str(kind)!r} must be text")
             result[str(kind)] = _read_template(Path(base_dir), text) if how == "file" else TemplateSource(text, "inline")
         return result
 

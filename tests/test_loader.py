@@ -1,0 +1,187 @@
+"""Loading persona YAML: safe parsing, positions in errors, several documents and folders."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from profiles import ConfigError, load_profile, load_profiles
+from profiles.loader import MAX_FILE_BYTES, parse_profiles
+
+BAD = """\
+name: Aristotle
+role: Summarizer
+goal:
+  - a
+  - b
+colour: blue
+role: Other
+"""
+
+
+def test_examples_load(configs):
+    loaded = load_profiles(configs)
+    assert {"summarizer", "planner", "analyst_zh"} <= set(loaded)
+    assert loaded["analyst_zh"].language == "zh"
+
+
+def test_duplicate_wrong_type_and_unknown_field_reported_together(write):
+    """All three problems come in one error, each with its line and column, in file order."""
+    path = write("bad.yaml", BAD)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    rendered = [(issue.line, issue.column, issue.field) for issue in caught.value.issues]
+    assert rendered == [(4, 3, "goal"), (6, 1, "colour"), (7, 1, "role")]
+    text = str(caught.value)
+    assert f"{path}:4:3: field 'goal': expected text, got a list" in text
+    assert "duplicate key 'role' (first at line 2)" in text
+    assert f"{path}:6:1: field 'colour': unknown field" in text
+
+
+def test_list_item_error_points_at_the_item(write):
+    path = write("p.yaml", "name: n\nrole: r\nconstraints:\n  - fine\n  - 42\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.line, issue.column, issue.field) == (5, 5, "constraints.1")
+
+
+def test_missing_identity_has_a_line(write):
+    path = write("p.yaml", "goal: g\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert {issue.field for issue in caught.value.issues} == {"name", "role"}
+    assert all(issue.line == 1 for issue in caught.value.issues)
+
+
+def test_unsafe_tags_are_refused(write):
+    path = write("p.yaml", "name: !!python/object/apply:os.system ['echo hi']\nrole: r\n")
+    with pytest.raises(ConfigError, match="invalid YAML"):
+        load_profile(path)
+
+
+def test_syntax_error_has_position(write):
+    path = write("p.yaml", "name: [unclosed\nrole: r\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert caught.value.issues[0].line is not None
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "the file is empty"), ("- a\n- b\n", "must be a mapping of fields, got a list"), ("just text\n", "got str")],
+)
+def test_wrong_shapes(write, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_profile(write("p.yaml", text))
+
+
+def test_non_text_keys_are_refused(write):
+    with pytest.raises(ConfigError, match="key 1 is not text"):
+        load_profile(write("p.yaml", "name: n\nrole: r\n1: x\n"))
+
+
+def test_missing_file_and_size_cap(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_profile(tmp_path / "nope.yaml")
+    big = tmp_path / "big.yaml"
+    big.write_text("name: " + "a" * (MAX_FILE_BYTES + 1))
+    with pytest.raises(ConfigError, match="limit for a persona"):
+        load_profile(big)
+
+
+def test_bom_and_crlf_are_accepted(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_bytes("\ufeffname: Ada\r\nrole: Engineer\r\n".encode())
+    assert load_profile(path).name == "Ada"
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"name: \xff\xfe\nrole: r\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_profile(path)
+
+
+def test_several_documents(write):
+    path = write("team.yaml", "name: A\nrole: r\n---\nname: B\nrole: r\n")
+    loaded = load_profiles(path)
+    assert [config.name for config in loaded.values()] == ["A", "B"]
+    assert list(loaded) == ["team", "team#2"]
+    with pytest.raises(ConfigError, match="holds 2 personas"):
+        load_profile(path)
+
+
+def test_error_in_second_document_points_into_it(write):
+    path = write("team.yaml", "name: A\nrole: r\n---\nname: B\nrole: [x]\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profiles(path)
+    assert caught.value.issues[0].line == 5
+
+
+def test_folder_reports_every_file(tmp_path):
+    (tmp_path / "a.yaml").write_text("name: A\n")
+    (tmp_path / "b.yml").write_text("role: R\n")
+    (tmp_path / "notes.txt").write_text("ignored")
+    with pytest.raises(ConfigError) as caught:
+        load_profiles(tmp_path)
+    assert {issue.file.rsplit("/", 1)[-1] for issue in caught.value.issues} == {"a.yaml", "b.yml"}
+
+
+def test_template_file_relative_to_persona(write):
+    write("prompts/sys.j2", "I am {{ name }}.")
+    path = write("p.yaml", "name: Ada\nrole: r\ntemplates:\n  system: {file: prompts/sys.j2}\n")
+    profile = load_profile(path).create_profile()
+    assert profile.format_system_prompt() == "I am Ada."
+
+
+def test_missing_template_file(write):
+    path = write("p.yaml", "name: Ada\nrole: r\ntemplates:\n  system: {file: nope.j2}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert caught.value.issues[0].line == 4
+    assert "template file 'nope.j2' not found" in str(caught.value)
+
+
+def test_dynamic_mapping_in_yaml(write, monkeypatch):
+    path = write("p.yaml", "name: {key: LOADER_NAME, default: Ada}\nrole: r\n")
+    config = load_profile(path)
+    assert config.create_profile().get_name() == "Ada"
+    monkeypatch.setenv("LOADER_NAME", "Grace")
+    assert config.create_profile().get_name() == "Grace"
+
+
+def test_unknown_provider_in_yaml_has_a_line(write):
+    path = write("p.yaml", "name: n\nrole: {key: R, provider: vault}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert caught.value.issues[0].line == 2
+    assert "unknown provider 'vault'" in str(caught.value)
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=_text, role=_text, goal=st.none() | _text, constraints=st.lists(_text, max_size=5))
+def test_yaml_round_trip(name, role, goal, constraints):
+    """Any persona dumped to YAML loads back with the same values."""
+    data = {"name": name, "role": role, "constraints": constraints}
+    if goal is not None:
+        data["goal"] = goal
+    (config,) = parse_profiles(yaml.safe_dump(data, allow_unicode=True))
+    assert (config.name, config.role, config.goal) == (name, role, goal)
+    assert list(config.constraints) == constraints
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=200))
+def test_arbitrary_text_only_raises_config_error(text):
+    """Whatever the file holds, loading either works or raises ConfigError."""
+    try:
+        parse_profiles(text)
+    except ConfigError:
+        pass
