@@ -43,23 +43,35 @@ _LAZY = {
     "register_provider": "providers",
 }
 
-__all__ = sorted(
-    [
-        *_LAZY,
-        "ConfigError",
-        "ConfigIssue",
-        "FactoryError",
-        "ProfilesError",
-        "PromptNotFoundError",
-        "RenderError",
-        "ResolutionError",
-        "SecretError",
-        "StoreError",
-        "TemplateNotFoundError",
-        "UnknownProviderError",
-        "__version__",
-    ]
-)
+__all__ = [
+    "ConfigError",
+    "ConfigInfo",
+    "ConfigIssue",
+    "ConfigProvider",
+    "Context",
+    "DefaultProfile",
+    "DynConfig",
+    "EnvProvider",
+    "FactoryError",
+    "Profile",
+    "ProfileConfig",
+    "ProfileFactory",
+    "ProfilesError",
+    "PromptNotFoundError",
+    "RenderError",
+    "ResolutionError",
+    "Resolved",
+    "SecretError",
+    "StoreError",
+    "TemplateNotFoundError",
+    "UnknownProviderError",
+    "__version__",
+    "load_profile",
+    "load_profiles",
+    "parse_profiles",
+    "persona_schema",
+    "register_provider",
+]
 
 if TYPE_CHECKING:
     from .config import ProfileConfig

@@ -12,11 +12,18 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Union
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
-from pydantic import field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from .context import Context, Resolved
@@ -103,9 +110,7 @@ def _text(value: Any) -> Any:
     if isinstance(value, Mapping):
         return _dynamic(value, list_field=False)
     hint = "; join the items into one text" if isinstance(value, (list, tuple)) else "; quote it"
-    raise PydanticCustomError(
-        "text_type", "expected text, got {kind}{hint}", {"kind": _type_name(value), "hint": hint}
-    )
+    raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": _type_name(value), "hint": hint})
 
 
 def _text_list(value: Any) -> Any:
@@ -129,8 +134,8 @@ def _text_list(value: Any) -> Any:
     return tuple(value)
 
 
-Text = Annotated[Union[str, ConfigInfo, None], BeforeValidator(_text)]
-TextList = Annotated[Union[tuple[str, ...], ConfigInfo, None], BeforeValidator(_text_list)]
+Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
+TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,9 @@ def _confined(base_dir: Path, relative: str) -> Path:
     """Resolve a persona-relative path, refusing anything that leads outside `base_dir`."""
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
-        raise _fail("template_path", f"template path {relative!r} must be relative to the persona's folder, without '..'")
+        raise _fail(
+            "template_path", f"template path {relative!r} must be relative to the persona's folder, without '..'"
+        )
     root = base_dir.resolve()
     target = (root / pure).resolve()
     if target != root and root not in target.parents:
@@ -174,7 +181,9 @@ def _read_template(base_dir: Path, relative: str) -> TemplateSource:
     except FileNotFoundError:
         raise _fail("template_missing", f"template file {relative!r} not found next to the persona") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _fail("template_unreadable", f"template file {relative!r} cannot be read ({type(exc).__name__})") from None
+        raise _fail(
+            "template_unreadable", f"template file {relative!r} cannot be read ({type(exc).__name__})"
+        ) from None
     return TemplateSource(text, f"file:{relative}")
 
 
@@ -215,7 +224,9 @@ class ProfileConfig(BaseModel):
             raise config_error_from(exc) from None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any], *, base_dir: Path | None = None, source_file: str | None = None) -> ProfileConfig:
+    def from_data(
+        cls, data: Mapping[str, Any], *, base_dir: Path | None = None, source_file: str | None = None
+    ) -> ProfileConfig:
         """Validate parsed data whose template files live in `base_dir`.
 
         Raises:
@@ -282,10 +293,12 @@ class ProfileConfig(BaseModel):
                 continue
             if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in ("file", "inline"):
                 raise _fail("template_spec", f"template for {str(kind)!r} must be {{file: path}} or {{inline: text}}")
-            (how, text), = spec.items()
+            ((how, text),) = spec.items()
             if not isinstance(text, str):
                 raise _fail("template_spec", f"template {how} for {str(kind)!r} must be text")
-            result[str(kind)] = _read_template(Path(base_dir), text) if how == "file" else TemplateSource(text, "inline")
+            result[str(kind)] = (
+                _read_template(Path(base_dir), text) if how == "file" else TemplateSource(text, "inline")
+            )
         return result
 
     @field_validator("variables", mode="before")
@@ -399,8 +412,7 @@ class ProfileConfig(BaseModel):
             raise
         except Exception as exc:
             raise FactoryError(
-                f"factory {type(self.factory).__name__} failed for profile {profile_id!r}: "
-                f"{type(exc).__name__}: {exc}"
+                f"factory {type(self.factory).__name__} failed for profile {profile_id!r}: {type(exc).__name__}: {exc}"
             ) from exc
 
     def __repr_args__(self) -> Any:
@@ -464,4 +476,3 @@ def _unknown_field_message(name: str) -> str:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
     return f"unknown field; {hint}"
-

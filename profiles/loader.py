@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from .config import ProfileConfig
 from .errors import ConfigError, ConfigIssue
 
@@ -158,7 +159,9 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
     for index, document in enumerate(documents):
         if not isinstance(document, dict):
             kind = "a list" if isinstance(document, list) else type(document).__name__
-            problems.append(ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1))
+            problems.append(
+                ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1)
+            )
             continue
         try:
             configs.append(ProfileConfig.from_data(document, base_dir=base_dir, source_file=file))
@@ -192,7 +195,9 @@ def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     Problems of every file are reported together.
     """
     path = Path(path)
-    files = sorted(p for p in path.iterdir() if p.suffix in PERSONA_SUFFIXES and p.is_file()) if path.is_dir() else [path]
+    files = (
+        sorted(p for p in path.iterdir() if p.suffix in PERSONA_SUFFIXES and p.is_file()) if path.is_dir() else [path]
+    )
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
     for file in files:

@@ -59,8 +59,18 @@ def persona_schema() -> dict[str, Any]:
         "type": "object",
         "additionalProperties": {
             "oneOf": [
-                {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"], "additionalProperties": False},
-                {"type": "object", "properties": {"inline": {"type": "string"}}, "required": ["inline"], "additionalProperties": False},
+                {
+                    "type": "object",
+                    "properties": {"file": {"type": "string"}},
+                    "required": ["file"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"inline": {"type": "string"}},
+                    "required": ["inline"],
+                    "additionalProperties": False,
+                },
             ]
         },
     }

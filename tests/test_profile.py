@@ -117,6 +117,7 @@ def test_format_prompt_for_own_kind_and_unknown_kind():
 
 def test_renders_from_many_threads(planner):
     """Compiled templates are shared safely: concurrent renders each get their own variables."""
+
     def render(index):
         return index, planner.format_system_prompt(agents=f"agent{index}")
 

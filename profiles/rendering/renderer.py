@@ -134,9 +134,8 @@ class Renderer:
             for chunk in template.root_render_func(template.new_context(dict(variables))):
                 total += len(chunk)
                 if total > limit:
-                        raise RenderError(
-                        f"{compiled.label} produced over {limit} characters; "
-                        "shorten it or raise the output limit"
+                    raise RenderError(
+                        f"{compiled.label} produced over {limit} characters; shorten it or raise the output limit"
                     )
                 parts.append(chunk)
         except RenderError:

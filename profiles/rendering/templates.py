@@ -57,6 +57,7 @@ def template_name(kind: str, locale: str, family: str = DEFAULT_FAMILY) -> str:
     """The loader name of a bundled template, e.g. `default/zh/system.j2`."""
     return f"{family}/{locale}/{kind}.j2"
 
+
 #: Documented runtime inputs of each prompt kind, with the value used when a caller omits them.
 PROMPT_INPUTS: dict[str, dict[str, object]] = {
     "system": {
