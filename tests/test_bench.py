@@ -1,0 +1,179 @@
+"""The benchmark script runs and reports what it promises; its timings are never asserted here."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "bench" / "run.py"
+
+ROW_KEYS = {
+    "id",
+    "label",
+    "unit",
+    "status",
+    "median",
+    "p90",
+    "floor",
+    "floor_label",
+    "ratio",
+    "target",
+    "passed",
+    "note",
+    "samples",
+    "extra",
+}
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("profiles_bench_run", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def test_quick_run_of_one_row_writes_the_report(tmp_path):
+    """`--quick --only create_literal` prints the table and writes JSON with every key."""
+    out = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--only", "create_literal", "--json", str(out), "--plain"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "create_profile(), literal fields" in result.stdout and "< 15 µs" in result.stdout
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["schema"] == 1
+    assert {"date", "quick", "python", "platform", "cpus", "versions", "seconds"} <= set(report["meta"])
+    assert report["meta"]["quick"] is True
+    (row,) = report["rows"]
+    assert set(row) == ROW_KEYS
+    assert row["id"] == "create_literal" and row["status"] == "ok" and row["unit"] == "µs"
+    assert row["median"] > 0 and row["p90"] >= row["median"] and row["floor"] > 0 and row["ratio"] > 0
+    assert isinstance(row["passed"], bool) and row["samples"] > 0
+
+
+def test_unknown_row_is_refused(tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--only", "nope", "--json", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "unknown row(s) nope" in result.stderr and "create_literal" in result.stderr
+
+
+def test_rows_cover_the_issue(bench):
+    """Every measured operation has a row, comparators included."""
+    assert list(bench.ROWS) == [
+        "system",
+        "system_templated",
+        "create_literal",
+        "create_env",
+        "load_1000",
+        "batch",
+        "import",
+        "dbgpt",
+        "langchain",
+        "haystack",
+    ]
+
+
+def test_floor_renders_the_same_prompt(bench):
+    """The floor does the same work: its prompt equals the library's, templated fields included."""
+    from profiles import load_profile
+
+    summarizer = load_profile(REPO / "profile_configs" / "summarizer.yaml").create_profile()
+    floor, variables = bench._floor_renderer(summarizer, {})
+    assert floor() == summarizer.format_system_prompt(bench.QUESTION)
+    assert "constraints" in variables and "question" not in variables  # only what the template declares
+
+    planner = load_profile(REPO / "profile_configs" / "planner.yaml").create_profile()
+    floor, _ = bench._floor_renderer(planner, {"agents": bench.AGENTS})
+    assert floor() == planner.format_system_prompt(bench.QUESTION, agents=bench.AGENTS)
+    assert bench.AGENTS in floor()
+
+
+def test_portable_template_gives_the_same_words(bench):
+    """Libraries without our `sentence` filter get it applied to the values instead."""
+    from jinja2.sandbox import SandboxedEnvironment
+
+    from profiles import load_profile
+
+    profile = load_profile(REPO / "profile_configs" / "summarizer.yaml").create_profile()
+    source, variables, floor = bench._portable(profile)
+    assert "sentence" not in source
+    assert bench._same_words(SandboxedEnvironment().from_string(source).render(variables), floor())
+
+
+def test_written_personas_load(bench, tmp_path):
+    """The 1,000-persona row reads files the loader accepts, each distinct."""
+    from profiles import load_profiles
+
+    bench.write_personas(tmp_path, 5)
+    loaded = load_profiles(tmp_path)
+    assert len(loaded) == 5
+    assert {config.name for config in loaded.values()} == {f"Persona {index}" for index in range(5)}
+
+
+def test_dataset_matches_its_mapping(bench, tmp_path):
+    """The batch row's CSV has every column its mapping names, one row per persona."""
+    import yaml
+
+    data, mapping, base = bench.write_dataset(tmp_path, 3)
+    with data.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3 and rows[0]["customer_id"] == "c-000000"
+    spec = yaml.safe_load(mapping.read_text(encoding="utf-8"))
+    assert spec["id"] in rows[0]
+    plain_columns = [value for value in spec["fields"].values() if "{{" not in value]
+    assert all(column in rows[0] for column in plain_columns)
+    from profiles import load_profile
+
+    assert load_profile(base).create_profile().get_role() == "Customer support agent"
+
+
+def test_batch_row_skips_without_the_command(bench, monkeypatch):
+    """Without `profiles batch` the row says so instead of failing."""
+    monkeypatch.setattr(bench, "batch_available", lambda: (False, ""))
+    (row,) = bench.row_batch(bench.Settings.make(quick=True))
+    assert row.status == "skipped" and row.note == "skipped: batch command not available"
+
+
+def test_table_marks_failures_and_skips(bench):
+    report = {
+        "meta": {"quick": True},
+        "rows": [
+            vars(
+                bench.Row(
+                    "a",
+                    "A",
+                    "µs",
+                    median=30.0,
+                    p90=40.0,
+                    floor=20.0,
+                    ratio=1.5,
+                    target="≤ 1.3× floor",
+                    passed=False,
+                    floor_label="bare",
+                )
+            ),
+            vars(bench.Row("b", "B", "MB", status="skipped", note="skipped: batch command not available")),
+        ],
+    }
+    lines = bench.table_lines(report)
+    assert lines[0] == ["A", "30.0 µs", "40.0 µs", "20.0 µs bare", "1.50×", "≤ 1.3× floor", "FAIL"]
+    assert lines[1][-1] == "skipped: batch command not available"
