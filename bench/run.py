@@ -81,8 +81,8 @@ class Settings:
     @classmethod
     def make(cls, quick: bool) -> Settings:
         if quick:
-            return cls(True, repeats=7, batch_seconds=0.01, process_runs=5, load_repeats=2, batch_rows=10_000)
-        return cls(False, repeats=30, batch_seconds=0.02, process_runs=15, load_repeats=5, batch_rows=100_000)
+            return cls(True, repeats=7, batch_seconds=0.01, process_runs=5, load_repeats=3, batch_rows=10_000)
+        return cls(False, repeats=30, batch_seconds=0.02, process_runs=15, load_repeats=9, batch_rows=100_000)
 
 
 # measuring ------------------------------------------------------------------------------------

@@ -177,3 +177,34 @@ def test_table_marks_failures_and_skips(bench):
     lines = bench.table_lines(report)
     assert lines[0] == ["A", "30.0 µs", "40.0 µs", "20.0 µs bare", "1.50×", "≤ 1.3× floor", "FAIL"]
     assert lines[1][-1] == "skipped: batch command not available"
+
+
+def _performance_section() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme.split("\n## Performance\n", 1)[1]
+
+
+def test_readme_command_runs(tmp_path):
+    """The README's `--quick --only …` command runs as written (its JSON goes to a temp folder)."""
+    import shlex
+
+    section = _performance_section()
+    (line,) = [line for line in section.splitlines() if line.startswith("python bench/run.py --quick --only")]
+    argv = [str(tmp_path / "out.json") if arg == "out.json" else arg for arg in shlex.split(line)]
+    result = subprocess.run(
+        [sys.executable, *argv[1:], "--plain"], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    assert [row["id"] for row in report["rows"]] == ["system", "create_literal"]
+
+
+def test_readme_table_names_every_row(bench):
+    """The table shown in the README has one line per row of the script, labelled as it prints them."""
+    section = _performance_section()
+    table = section.split("```text\n", 1)[1].split("```", 1)[0]
+    labels = [line.split("  ")[0] for line in table.splitlines()[3:]]
+    settings = bench.Settings.make(quick=False)
+    assert len(labels) == len(bench.ROWS)
+    assert f"profiles batch --render, {settings.batch_rows:,} rows" in labels
+    assert "format_system_prompt, summarizer" in labels and "Haystack PromptBuilder.run" in labels
