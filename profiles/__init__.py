@@ -30,14 +30,19 @@ _LAZY = {
     "ConfigProvider": "providers.base",
     "Context": "context",
     "DefaultProfile": "profile",
+    "DeploymentOverlay": "config",
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
+    "ExplainRow": "explain",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
     "Resolved": "context",
+    "UnknownDeploymentWarning": "deployments",
+    "explain": "explain",
     "load_profile": "loader",
     "load_profiles": "loader",
+    "looks_like_credential": "secrets",
     "parse_profiles": "loader",
     "persona_schema": "schema",
     "register_provider": "providers",
@@ -50,8 +55,10 @@ __all__ = [
     "ConfigProvider",
     "Context",
     "DefaultProfile",
+    "DeploymentOverlay",
     "DynConfig",
     "EnvProvider",
+    "ExplainRow",
     "FactoryError",
     "Profile",
     "ProfileConfig",
@@ -64,19 +71,24 @@ __all__ = [
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
+    "UnknownDeploymentWarning",
     "UnknownProviderError",
     "__version__",
+    "explain",
     "load_profile",
     "load_profiles",
+    "looks_like_credential",
     "parse_profiles",
     "persona_schema",
     "register_provider",
 ]
 
 if TYPE_CHECKING:
-    from .config import ProfileConfig
+    from .config import DeploymentOverlay, ProfileConfig
     from .context import Context, Resolved
+    from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
+    from .explain import ExplainRow, explain
     from .factories.base import ProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
@@ -84,6 +96,7 @@ if TYPE_CHECKING:
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
     from .schema import persona_schema
+    from .secrets import looks_like_credential
 
 
 def __getattr__(name: str) -> Any:

@@ -13,12 +13,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .context import Resolved
-from .errors import RenderError
+from .errors import ProfilesError, RenderError, SecretError
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
 from .rendering.templates import PROMPT_INPUTS, PROMPT_KINDS
+from .secrets import redact
 
 if TYPE_CHECKING:
     from .config import ProfileConfig
+    from .explain import ExplainRow
 
 __all__ = ["DefaultProfile", "Profile", "build_profile"]
 
@@ -75,6 +77,8 @@ class DefaultProfile(Profile):
     bound: Mapping[str, Any]
     field_templates: Mapping[str, Any]
     renderer: Renderer = field(repr=False)
+    #: Secret fields the persona lets into prompts (its `allow_secrets:`).
+    allow_secrets: frozenset[str] = frozenset()
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -126,8 +130,17 @@ class DefaultProfile(Profile):
 
     @property
     def provenance(self) -> dict[str, str]:
-        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME` or `default`."""
+        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`."""
         return {name: item.source for name, item in self.resolved.items()}
+
+    def explain(self) -> list[ExplainRow]:
+        """One row per field: its value (masked when secret) and where it came from."""
+        from .explain import explain_profile
+
+        return explain_profile(self)
+
+    def _secret_values(self) -> list[Any]:
+        return [item.value for item in self.resolved.values() if item.secret and item.value is not None]
 
     # rendering -------------------------------------------------------------
     def template_for(self, kind: str) -> CompiledTemplate:
@@ -200,6 +213,19 @@ class DefaultProfile(Profile):
         return replace(self, bound=MappingProxyType({**self.bound, **variables}))
 
     def _render(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
+        try:
+            return self._render_unsafe(kind, inputs, caller, strict)
+        except ProfilesError as exc:
+            secrets = self._secret_values()
+            if not secrets:
+                raise
+            # a template's error may quote what it rendered; an allowed secret must not leak that way
+            text = redact(exc.message, secrets)
+            if text == exc.message:
+                raise
+            raise (SecretError(text) if isinstance(exc, SecretError) else RenderError(text)) from None
+
+    def _render_unsafe(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
         compiled = self.template_for(kind)
         defaults = PROMPT_INPUTS.get(kind, _EMPTY)
         if strict and caller:
@@ -221,6 +247,9 @@ class DefaultProfile(Profile):
             if name in self.bound:
                 return self.bound[name]
             if name in self.values:
+                item = self.resolved.get(name)
+                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
+                    raise _secret_error(name, item, template, kind)
                 return self.values[name]
             if name in defaults:
                 return defaults[name]
@@ -263,12 +292,28 @@ class DefaultProfile(Profile):
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
+def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: str) -> SecretError:
+    line = template.line_of(name)
+    where = template.label + (f" line {line}" if line else "")
+    return SecretError(
+        f"field {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
+        f"prompt; list it under 'allow_secrets: [{name}]' in the persona if it may be sent to the model, "
+        f"pass a value of your own ({name}=...), or read the field from a key that is not a credential"
+    )
+
+
 def build_profile(config: ProfileConfig, profile_id: Any, resolved: Mapping[str, Resolved]) -> DefaultProfile:
-    """Make a `DefaultProfile`, compiling once any field value that holds template syntax."""
+    """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
+
+    A secret's value is data, never a template: it is not compiled, so neither its text nor a
+    syntax error quoting it can reach a prompt or a message.
+    """
     renderer = get_renderer()
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
+        if resolved[name].secret:
+            continue
         if isinstance(value, str) and has_template_syntax(value):
             field_templates[name] = _compile_field(renderer, name, value)
         elif isinstance(value, tuple) and any(isinstance(item, str) and has_template_syntax(item) for item in value):
@@ -284,6 +329,7 @@ def build_profile(config: ProfileConfig, profile_id: Any, resolved: Mapping[str,
         bound=MappingProxyType(dict(config.variables)),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
+        allow_secrets=frozenset(config.allow_secrets),
     )
 
 
