@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,16 @@ class ProfilesGroup(click.Group):
     """Turns every `ProfilesError` a subcommand raises into a clean message and exit status."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except ProfilesError as error:
-            raise ProfilesCommandError(error) from None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            try:
+                return super().invoke(ctx)
+            except ProfilesError as error:
+                raise ProfilesCommandError(error) from None
+            finally:
+                # a library warning (an unknown deployment, …) reads as one line, not a source location
+                for warning in caught:
+                    click.echo(f"Warning: {warning.message}", err=True)
 
 
 def _parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -198,8 +205,10 @@ def _print_table(rows: list[Any]) -> None:
             shown = shown[: TABLE_VALUE_CHARS - 1] + "…"
         table.add_row(row.field, shown, row.source, style="dim" if row.value is None else None)
     # a pipe or a test has no width of its own; wide enough that sources are never cut
-    console = Console(file=sys.stdout, width=None if sys.stdout.isatty() else 200, highlight=False, markup=False)
-    console.print(table)
+    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, markup=False)
+    with console.capture() as captured:
+        console.print(table)
+    click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 @cli.command()

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import LIST_FIELDS, TEXT_FIELDS
+from .config import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
 from .dynconfig import DYNAMIC_KEYS
+from .providers.env import DEPLOYMENT_PATTERN
 
 __all__ = ["SCHEMA_ID", "persona_schema"]
 
@@ -75,13 +76,37 @@ def persona_schema() -> dict[str, Any]:
         },
     }
     properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["allow_secrets"] = {
+        "description": "Secret fields (secret: true, or read from a credential-like key) that may reach a prompt.",
+        "type": "array",
+        "items": {"enum": list(PROFILE_FIELDS)},
+        "uniqueItems": True,
+    }
+    overlay = {key: properties[key] for key in (*TEXT_FIELDS, *LIST_FIELDS, "templates", "variables", "allow_secrets")}
+    properties["extends"] = {
+        "description": "Parent persona file(s), relative to this file and inside the loaded persona's folder; "
+        "this file's fields replace theirs, and templates, variables and deployments merge per key.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        ],
+    }
+    properties["deployments"] = {
+        "description": "Per deployment (dev, staging, prod, a customer), the fields it changes; "
+        "an empty entry keeps the base persona.",
+        "type": "object",
+        "propertyNames": {"pattern": DEPLOYMENT_PATTERN.pattern.join("^$")},
+        "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/overlay"}]},
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "agent-profiles persona",
         "type": "object",
         "properties": properties,
-        "required": ["name", "role"],
+        # a persona that extends another may take its name and role from it
+        "if": {"required": ["extends"]},
+        "else": {"required": ["name", "role"]},
         "additionalProperties": False,
         "$defs": {
             "dynamic": {
@@ -90,6 +115,12 @@ def persona_schema() -> dict[str, Any]:
                 "properties": {key: dynamic_properties[key] for key in DYNAMIC_KEYS},
                 "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
                 "additionalProperties": False,
-            }
+            },
+            "overlay": {
+                "description": "Fields one deployment changes; templates and variables merge per key.",
+                "type": "object",
+                "properties": overlay,
+                "additionalProperties": False,
+            },
         },
     }
