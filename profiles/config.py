@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -276,15 +277,18 @@ class DeploymentOverlay(_PersonaFields):
                 yield name, value
 
 
-def _check_deployment_name(name: Any) -> None:
+def _deployment_name(name: str) -> str:
     from .providers.env import DEPLOYMENT_PATTERN
 
-    if not isinstance(name, str) or not DEPLOYMENT_PATTERN.fullmatch(name) or ".." in name:
-        raise PydanticCustomError(
+    if not DEPLOYMENT_PATTERN.fullmatch(name) or ".." in name:
+        raise _fail(
             "deployment_name",
-            "deployment name {name!r} is not allowed; use letters, digits, '-', '_' and '.', e.g. prod",
-            {"name": str(name)},
+            f"deployment name {name!r} is not allowed; use letters, digits, '-', '_' and '.', e.g. prod",
         )
+    return name
+
+
+DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
 
 
 class ProfileConfig(_PersonaFields):
@@ -297,7 +301,7 @@ class ProfileConfig(_PersonaFields):
     fields it overrides, and `allow_secrets` names the secret fields that may reach a prompt.
     """
 
-    deployments: dict[str, DeploymentOverlay] = Field(default_factory=dict)
+    deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
     factory: Any = None
 
     _base_dir: Path | None = PrivateAttr(default=None)
@@ -390,8 +394,6 @@ class ProfileConfig(_PersonaFields):
                 "deployments_type",
                 "expected a mapping of deployment name to the fields it changes, e.g. {{prod: {{name: Plato}}}}",
             )
-        for name in value:
-            _check_deployment_name(name)
         # an empty entry (`prod:`) names a deployment that keeps the base persona
         return {name: ({} if overlay is None else overlay) for name, overlay in value.items()}
 

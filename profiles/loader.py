@@ -6,6 +6,7 @@ libyaml; positions are recovered from a second parse only when something is wron
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -282,7 +283,7 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
             source.issue(f"{ref!r} is an absolute path; name the parent relative to this file", "extends")
         )
     path = folder / pure
-    label = str(path)
+    label = os.path.normpath(path)
     try:
         resolved = path.resolve()
         inside = resolved.is_relative_to(root.resolve())
