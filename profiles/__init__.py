@@ -33,13 +33,13 @@ _LAZY = {
     "DeploymentOverlay": "config",
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
-    "ExplainRow": "explain",
+    "ExplainRow": "provenance",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
     "Resolved": "context",
     "UnknownDeploymentWarning": "deployments",
-    "explain": "explain",
+    "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
     "looks_like_credential": "secrets",
@@ -88,10 +88,10 @@ if TYPE_CHECKING:
     from .context import Context, Resolved
     from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
-    from .explain import ExplainRow, explain
     from .factories.base import ProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
+    from .provenance import ExplainRow, explain
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider

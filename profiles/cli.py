@@ -171,7 +171,7 @@ def explain(path: Path, deployment: str | None, language: str | None, model: str
     Example:
       profiles explain profile_configs/summarizer.yaml --deployment prod
     """
-    from .explain import explain as explain_persona
+    from .provenance import explain as explain_persona
 
     rows = explain_persona(path, deployment=deployment, language=language, model=model)
     if as_json:

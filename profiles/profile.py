@@ -20,7 +20,7 @@ from .secrets import redact
 
 if TYPE_CHECKING:
     from .config import ProfileConfig
-    from .explain import ExplainRow
+    from .provenance import ExplainRow
 
 __all__ = ["DefaultProfile", "Profile", "build_profile"]
 
@@ -135,7 +135,7 @@ class DefaultProfile(Profile):
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
-        from .explain import explain_profile
+        from .provenance import explain_profile
 
         return explain_profile(self)
 

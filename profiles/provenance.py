@@ -1,4 +1,4 @@
-"""`explain`: every field of a profile with its value and where that value came from.
+"""Provenance for people: `explain` lists every field of a profile, its value and where it came from.
 
 The answer to "why is the summarizer called Plato in prod?": a row per field naming the YAML
 file and line, the deployment overlay, the env key and the file (or the process) that gave it, or
