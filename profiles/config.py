@@ -492,6 +492,7 @@ class ProfileConfig(_PersonaFields):
         # language and model come first: every other field is resolved for them
         order = ("language", "model", *(field for field in PROFILE_FIELDS if field not in ("language", "model")))
         resolved: dict[str, Resolved] = {}
+        sources: dict[str, str] | None = None
         for field in order:
             if field in context.overrides:
                 resolved[field] = Resolved(_shape(field, context.overrides[field]), "override")
@@ -504,7 +505,9 @@ class ProfileConfig(_PersonaFields):
                 if isinstance(value, ConfigInfo):
                     resolved[field] = value.resolve(context)
                 else:
-                    resolved[field] = Resolved(value, self._literal_source(field) if value is not None else "unset")
+                    if sources is None:
+                        sources = self._literal_sources()
+                    resolved[field] = Resolved(value, sources[field] if value is not None else "unset")
             if field == "model":
                 chosen = (resolved["language"].value, resolved["model"].value)
                 if (context.language, context.model) != chosen:
@@ -515,15 +518,21 @@ class ProfileConfig(_PersonaFields):
                 resolved[field] = Resolved(tuple(item.value), item.source, item.secret)
         return resolved
 
-    def _literal_source(self, field: str) -> str:
-        """Where a literal field was written: `yaml:file:line`, `overlay prod: file:line`, or `literal`."""
-        source = self._overlay_sources.get(field)
-        if source is not None:
-            return source
-        where = self._lines.get((field,))
-        if where is not None:
-            return f"yaml:{where[0]}:{where[1]}"
-        return f"yaml:{self._source_file}" if self._source_file else "literal"
+    def _literal_sources(self) -> dict[str, str]:
+        """Where each literal field was written: `yaml:file:line`, `overlay prod: file:line`, or `literal`.
+
+        Read once per `resolve`: private attributes of a pydantic model are slow to reach.
+        """
+        private = self.__pydantic_private__ or {}
+        lines = private.get("_lines") or {}
+        source_file = private.get("_source_file")
+        fallback = f"yaml:{source_file}" if source_file else "literal"
+        sources = {}
+        for field in PROFILE_FIELDS:
+            where = lines.get((field,))
+            sources[field] = f"yaml:{where[0]}:{where[1]}" if where is not None else fallback
+        sources.update(private.get("_overlay_sources") or {})
+        return sources
 
     def _call_factory(self, profile_id: Any, resolved: Mapping[str, Resolved], context: Context) -> Profile | None:
         from .errors import FactoryError

@@ -189,8 +189,6 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
         raise ConfigError(ConfigIssue("the file is empty; a persona needs at least a name and a role", file=file))
     configs = []
     problems = list(issues)
-    path = Path(file)
-    chain = ((path.resolve(), file),) if file != "<string>" and path.is_file() else ()
     for index, document in enumerate(documents):
         if not isinstance(document, dict):
             kind = "a list" if isinstance(document, list) else type(document).__name__
@@ -200,7 +198,7 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
             continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
         try:
-            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=chain))
+            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None))
         except ConfigError as exc:
             problems.extend(exc.issues)
     if problems:
@@ -242,11 +240,18 @@ class _Source:
 
 
 def _build(
-    document: dict[str, Any], source: _Source, *, root: Path, chain: tuple[Any, ...], partial: bool = False
+    document: dict[str, Any], source: _Source, *, root: Path, chain: tuple[Any, ...] | None, partial: bool = False
 ) -> ProfileConfig:
-    """Validate one persona document, first loading and merging the personas it `extends`."""
+    """Validate one persona document, first loading and merging the personas it `extends`.
+
+    `chain` is the files being loaded, outermost first; None for a top-level document, whose own
+    file is looked up only when it extends another (most do not, and loading stays fast).
+    """
     if "extends" not in document:
         return source.validate(document, partial=partial)
+    if chain is None:
+        path = Path(source.file)
+        chain = ((path.resolve(), source.file),) if source.file != "<string>" and path.is_file() else ()
     from .inheritance import merge_configs
 
     refs = document["extends"]

@@ -8,12 +8,14 @@ the layered files only.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from types import MappingProxyType
 
 from ..errors import ResolutionError
@@ -57,14 +59,14 @@ def read_dotenv(path: Path, label: str | None = None) -> DotEnvFile | None:
     """
     label = label or str(path)
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         raise ResolutionError(f"cannot read {label}: {exc.strerror}; check its permissions") from None
-    if not path.is_file():
+    if not S_ISREG(stat.st_mode):
         return None
-    key = str(path.resolve())
+    key = os.path.abspath(path)
     with _lock:
         cached = _cache.get(key)
         if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:

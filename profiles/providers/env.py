@@ -45,47 +45,37 @@ def check_deployment(deployment: str) -> str:
     return deployment
 
 
-def _display(path: Path) -> str:
+def _display(path: str, cwd: str) -> str:
     """A path as people read it: relative to the working directory when it is inside it."""
-    if not path.is_absolute():
-        return str(path)
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    if os.path.isabs(path) and path.startswith(cwd + os.sep):
+        return path[len(cwd) + 1 :]
+    return path
 
 
 def dotenv_layers(context: Context) -> list[DotEnvFile]:
     """The `.env` files that exist for `context`, highest first.
 
     `.env.<deployment>` in the persona's folder, then in the working directory, then `.env` in the
-    persona's folder, then in the working directory; a folder named twice is read once.
+    persona's folder, then in the working directory; a folder named twice is read once. Plain
+    string paths and one `stat` per file keep this cheap: it runs at every lookup.
     """
-    folders: list[Path] = []
-    for folder in (context.base_dir, Path.cwd()):
-        if folder is None:
-            continue
-        folder = Path(folder)
-        if not any(_same(folder, seen) for seen in folders):
-            folders.append(folder)
+    cwd = os.getcwd()
+    folders = [cwd]
+    if context.base_dir is not None:
+        base = os.fspath(context.base_dir)
+        if os.path.abspath(base) != cwd:
+            folders.insert(0, base)
     names = [".env"]
     if context.deployment:
         names.insert(0, f".env.{check_deployment(context.deployment)}")
     layers = []
     for name in names:
         for folder in folders:
-            path = folder / name
-            found = read_dotenv(path, _display(path))
+            path = name if folder is cwd else os.path.join(folder, name)
+            found = read_dotenv(Path(path), _display(path, cwd))
             if found is not None:
                 layers.append(found)
     return layers
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return a == b
 
 
 def _allowed_patterns() -> list[str] | None:
