@@ -230,3 +230,34 @@ def test_deployment_copy_does_not_change_the_base(summarizer):
     assert summarizer.create_profile().get_name() == "Aristotle"
     assert summarizer.for_deployment("staging").name == "Socrates"
     assert summarizer.for_deployment(None) is summarizer
+
+
+def test_cli_refuses_unsafe_deployment(runner, configs):
+    result = runner.invoke(cli, ["render", str(configs / "summarizer.yaml"), "--deployment", "../prod"])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: deployment name '../prod' is not allowed")
+
+
+def test_schema_knows_deployments_extends_and_allow_secrets():
+    import jsonschema
+
+    from profiles import persona_schema
+
+    validator = jsonschema.Draft202012Validator(persona_schema())
+    good = [
+        {"extends": "base.yaml", "goal": "g"},
+        {"extends": ["a.yaml", "b.yaml"], "name": "n"},
+        {"name": "n", "role": "r", "allow_secrets": ["name"], "deployments": {"prod": {"name": "P"}, "dev": None}},
+    ]
+    bad = [
+        {"goal": "g"},
+        {"name": "n", "role": "r", "allow_secrets": ["nmae"]},
+        {"name": "n", "role": "r", "deployments": {"x/y": {}}},
+        {"name": "n", "role": "r", "deployments": {"prod": {"colour": "blue"}}},
+        {"name": "n", "role": "r", "deployments": {"prod": {"name": ["a"]}}},
+        {"name": "n", "role": "r", "extends": []},
+    ]
+    for document in good:
+        assert not list(validator.iter_errors(document)), document
+    for document in bad:
+        assert list(validator.iter_errors(document)), document
