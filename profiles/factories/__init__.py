@@ -1,0 +1,1 @@
+"""Factories that create profiles in batches: from datasets, from an LLM, or from several combined."""
