@@ -133,18 +133,55 @@ def _opens_value(text: str, index: int) -> bool:
     return not before or before[-1] in "[{,:"
 
 
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[\]}])', re.DOTALL)
+
+
+def _keep_string_or_closer(match: re.Match[str]) -> str:
+    return match.group(1) or match.group(2)
+
+
 def _load(text: str) -> tuple[Any, bool]:
     """Parse ``text`` as JSON, else repair it; return the value and whether it was repaired."""
     try:
         return json.loads(text), False
     except (ValueError, RecursionError):
         pass
+    # The commonest fault first, fixed exactly: json-repair mangles some escapes
+    # (a backslash before "\\u001f").
+    try:
+        return json.loads(_TRAILING_COMMA.sub(_keep_string_or_closer, text)), True
+    except (ValueError, RecursionError):
+        pass
     import json_repair  # lazy: keeps `import profiles` light
 
     try:
-        return json_repair.loads(text), True
+        value = json_repair.loads(text)
     except Exception:  # json-repair's failure modes are not a documented exception type
         return None, True
+    return _join_surrogates(value), True
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _join_surrogates(value: Any) -> Any:
+    """Join the surrogate pairs json-repair leaves split.
+
+    ``"\\ud83d\\ude00"`` is one emoji to ``json.loads`` but two lone surrogates to json-repair
+    (0.64); models escape non-BMP characters that way, so repaired text is put right here.
+    """
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:  # a lone surrogate: keep it, as json.loads would
+            return value
+    if isinstance(value, list):
+        return [_join_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_join_surrogates(key): _join_surrogates(item) for key, item in value.items()}
+    return value
 
 
 def _wrapper_key(value: dict[str, Any], list_keys: Sequence[str]) -> str | None:
@@ -215,17 +252,19 @@ class _Collector:
         # items sit one level below a top-level list, two below a wrapper object
         depth = 1 if isinstance(value, list) else 2
         item_list_is_open = (
-            len(scan.stack) > depth
+            len(scan.stack) >= depth
             and scan.stack[depth - 1] == "["
             and (key is None or list(value)[-1] == key)  # the wrapper's list is the one cut
         )
         if item_list_is_open:
-            # cut back to just after the last item that closed, then close what is still open
+            # Cut back to just after the last item that closed, then close what is still open: the
+            # result is what the model had fully written, with nothing json-repair made up.
             closers = "".join(_CLOSERS[b] for b in reversed(scan.stack[:depth]))
             value, _ = _load(chunk[: scan.last_close.get(depth, 0)] + closers)
             if isinstance(value, dict):
                 key = _wrapper_key(value, list_keys) or key
-            self.problems.append("the reply was cut off inside the last item; that item was dropped.")
+            if len(scan.stack) > depth:
+                self.problems.append("the reply was cut off inside the last item; that item was dropped.")
         items = value if isinstance(value, list) else (value.get(key) if isinstance(value, dict) else None)
         if not isinstance(items, list):
             items = []
