@@ -163,12 +163,20 @@ class ChatServer:
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                self._counted = True
                 try:
                     number, item = server._next(body)
                     self._answer(number, item, body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout): nothing to tell it
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # called before the answer goes out: once the client has it, it may send the next
+                # request before this thread runs again, and that must not count as overlap
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with server._lock:
                         server._in_flight -= 1
 
@@ -217,6 +225,7 @@ class ChatServer:
 
             def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
+                self._leave()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

@@ -202,10 +202,9 @@ class ChatClient:
                 headers = {"Content-Type": "application/json", **self._extra_headers}
                 if self._api_key:
                     headers["Authorization"] = f"Bearer {self._api_key}"
-                # one pooled connection per possible in-flight request
-                limits = httpx.Limits(
-                    max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight
-                )
+                # The slots bound concurrency, not the pool: a pool limit would make a request
+                # waiting for a connection fail with PoolTimeout, which looks like a slow server.
+                limits = httpx.Limits(max_connections=None, max_keepalive_connections=self.max_in_flight)
                 self._http = httpx.Client(headers=headers, timeout=self.timeout, limits=limits)
             return self._http
 
@@ -314,17 +313,18 @@ class ChatClient:
         while True:
             attempts += 1
             retry_after: float | None = None
+            cause: Exception | None = None
             try:
                 with self._slots:
                     response = client.post(self.url, json=body)
             except httpx.TimeoutException as exc:
                 problem = f"no answer within {self.timeout:g} s ({type(exc).__name__})"
                 advice = "the server is slow or overloaded; raise timeout or try again later"
-                status = None
+                status, cause = None, exc
             except httpx.TransportError as exc:
                 problem = f"could not reach the server ({type(exc).__name__}: {self._scrub(str(exc))})"
                 advice = "check that the server is running and that base_url is right"
-                status = None
+                status, cause = None, exc
             else:
                 status = response.status_code
                 if status < 400:
@@ -344,7 +344,7 @@ class ChatClient:
                     url=url,
                     status=status,
                     attempts=attempts,
-                )
+                ) from cause
             delay = self._delay(attempts - 1, retry_after)
             logger.info(
                 "chat request to %s: %s; retry %d of %d in %.2f s",
@@ -406,6 +406,12 @@ class ChatClient:
         finish_reason = choice.get("finish_reason")
         message = choice.get("message")
         content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}, ...]
+            content = "".join(
+                part["text"]
+                for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+            )
         if not isinstance(content, str) or not content.strip():
             hint = {
                 "length": "the token limit was reached before any text; raise max_tokens",

@@ -59,6 +59,18 @@ def test_request_id_falls_back_to_body_id(chat_server):
         assert client.complete(ASK).request_id == "chatcmpl-1"
 
 
+def test_content_parts_are_joined(chat_server):
+    """A reply whose content is a list of text parts is read as their joined text."""
+    parts = [{"type": "text", "text": '[{"name": '}, {"type": "text", "text": '"Ada"}]'}]
+    chat_server.script(lambda body: Status(200, body=_completion_with(parts)))
+    with make_client(chat_server) as client:
+        assert client.complete(ASK).content == '[{"name": "Ada"}]'
+
+
+def _completion_with(content):
+    return {"id": "x", "model": "m", "choices": [{"message": {"content": content}, "finish_reason": "stop"}]}
+
+
 def test_seed_temperature_and_format_are_sent(chat_server):
     """Seed, temperature, response_format and extra fields reach the server as given."""
     chat_server.script("ok")
