@@ -57,7 +57,9 @@ MAX_REPLY_CHARS = 1_000_000
 #: hold many brackets that open nothing).
 MAX_CANDIDATES = 32
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n`]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+# a language tag counts only when a newline follows it, so "```[{...}]```" on one line keeps its JSON;
+# a fence left open (a truncated reply) runs to the end
+_FENCE = re.compile(r"```[ \t]*(?:[A-Za-z0-9_+.-]*[ \t]*\n)?(.*?)(?:```|\Z)", re.DOTALL)
 _OPENER = re.compile(r"[\[{]")
 _SIGNIFICANT = re.compile(r"[\[\]{}\"'\\\n]")
 _CLOSERS = {"{": "}", "[": "]"}
@@ -78,7 +80,7 @@ class ParsedReply:
     problems: tuple[str, ...]
     #: The reply ended inside a JSON value (usually the token limit).
     truncated: bool
-    #: The JSON was not valid as sent and json-repair fixed it.
+    #: The JSON was not valid as sent and had to be repaired.
     repaired: bool
 
 
@@ -274,7 +276,7 @@ class _Collector:
 
 def _blocks(text: str) -> list[str]:
     """Return the fenced code blocks of ``text`` that may hold JSON, or ``[text]`` when there are none."""
-    blocks = [m.group(2) for m in _FENCE.finditer(text) if _OPENER.search(m.group(2))]
+    blocks = [m.group(1) for m in _FENCE.finditer(text) if _OPENER.search(m.group(1))]
     return blocks or [text]
 
 

@@ -36,6 +36,20 @@ def test_unlabelled_fence_and_prose_brackets():
     assert extract_json_objects(reply) == [ADA]
 
 
+@pytest.mark.parametrize(
+    "fence", ["```{}```", "```json {} ```", "```JSON\n{}", "``` json\n{}\n```\n```\nnot json\n```"]
+)
+def test_fence_variants(fence):
+    """One-line fences, tags in any case, unclosed fences and fences without JSON are handled."""
+    assert extract_json_objects(fence.replace("{}", json.dumps([ADA]))) == [ADA]
+
+
+def test_several_fenced_blocks_are_all_read():
+    """Items spread over two fenced blocks are all collected, in order, and prose between is ignored."""
+    reply = f"First:\n```json\n{json.dumps([ADA])}\n```\nand {{not this}}\n```json\n{json.dumps(ALAN)}\n```"
+    assert extract_json_objects(reply) == [ADA, ALAN]
+
+
 def test_bare_json_after_prose_with_an_apostrophe():
     """Without fences, the JSON is found after prose, even prose with an apostrophe in brackets."""
     reply = f"Sure [here's the list]:\n{json.dumps([ADA, ALAN])}"
