@@ -88,6 +88,8 @@ class ChatReply:
     #: The model that answered, as the server names it (may differ from the one asked for).
     model: str | None
     finish_reason: str | None
+    #: Token counts as the server reports them; left out of equality and hashing (a dict, and
+    #: not part of what the reply says).
     usage: Mapping[str, Any] | None = field(default=None, hash=False, compare=False)
     #: How many HTTP attempts it took (1 when nothing was retried).
     attempts: int = 1
