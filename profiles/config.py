@@ -147,14 +147,14 @@ def _confined(base_dir: Path, relative: str) -> Path:
     if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
         raise PydanticCustomError(
             "template_path",
-            "template path {path!r} must be relative to the persona's folder, without '..'",
+            "template path '{path}' must be relative to the persona's folder, without '..'",
             {"path": relative},
         )
     root = base_dir.resolve()
     target = (root / pure).resolve()
     if target != root and root not in target.parents:
         raise PydanticCustomError(
-            "template_path", "template path {path!r} leads outside the persona's folder", {"path": relative}
+            "template_path", "template path '{path}' leads outside the persona's folder", {"path": relative}
         )
     return target
 
@@ -171,16 +171,16 @@ def _read_template(base_dir: Path, relative: str) -> TemplateSource:
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
             raise PydanticCustomError(
-                "template_size", "template file {path!r} is over {limit} bytes", {"path": relative, "limit": MAX_TEMPLATE_BYTES}
+                "template_size", "template file '{path}' is over {limit} bytes", {"path": relative, "limit": MAX_TEMPLATE_BYTES}
             )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PydanticCustomError(
-            "template_missing", "template file {path!r} not found next to the persona", {"path": relative}
+            "template_missing", "template file '{path}' not found next to the persona", {"path": relative}
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PydanticCustomError(
-            "template_unreadable", "template file {path!r} cannot be read: {reason}", {"path": relative, "reason": type(exc).__name__}
+            "template_unreadable", "template file '{path}' cannot be read: {reason}", {"path": relative, "reason": type(exc).__name__}
         ) from None
     return TemplateSource(text, f"file:{relative}")
 
@@ -290,13 +290,13 @@ class ProfileConfig(BaseModel):
             if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in ("file", "inline"):
                 raise PydanticCustomError(
                     "template_spec",
-                    "template for {kind!r} must be {{file: path}} or {{inline: text}}",
+                    "template for '{kind}' must be {{file: path}} or {{inline: text}}",
                     {"kind": str(kind)},
                 )
             (how, text), = spec.items()
             if not isinstance(text, str):
                 raise PydanticCustomError(
-                    "template_spec", "template {how} for {kind!r} must be text", {"how": how, "kind": str(kind)}
+                    "template_spec", "template {how} for '{kind}' must be text", {"how": how, "kind": str(kind)}
                 )
             result[str(kind)] = _read_template(Path(base_dir), text) if how == "file" else TemplateSource(text, "inline")
         return result
