@@ -118,6 +118,8 @@ def parse(
     Raises:
         ReactParseError: saying what was wrong, followed by the expected format.
     """
+    if isinstance(tool_names, str):
+        tool_names = (tool_names,)
     names = tuple(tool_names) if tool_names is not None else None
     if not isinstance(text, str):
         _fail(f"the reply is {type(text).__name__}, not text", keywords, names)

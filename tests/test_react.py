@@ -200,6 +200,11 @@ def test_slightly_broken_json_is_repaired(raw):
     assert step == ReactAction("look", "search", {"query": "paris"})
 
 
+def test_single_tool_name_as_text():
+    """`tool_names="search"` means one tool, not the letters of its name."""
+    assert parse('Action: search\nAction Input: {}', tool_names="search") == ReactAction("", "search", {})
+
+
 def test_invented_observation_is_dropped():
     """A model that writes its own observation and answer still yields the tool call it asked for."""
     reply = (
