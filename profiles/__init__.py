@@ -15,8 +15,11 @@ from .errors import (
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
+    ReactParseError,
     RenderError,
+    ReplyError,
     ResolutionError,
+    ResourceError,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -35,7 +38,11 @@ _LAZY = {
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
+    "ReactAction": "react",
+    "ReactAnswer": "react",
     "Resolved": "context",
+    "Tool": "tools",
+    "UnknownModelWarning": "rendering.families",
     "load_profile": "loader",
     "load_profiles": "loader",
     "parse_profiles": "loader",
@@ -58,12 +65,19 @@ __all__ = [
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
+    "ReactAction",
+    "ReactAnswer",
+    "ReactParseError",
     "RenderError",
+    "ReplyError",
     "ResolutionError",
     "Resolved",
+    "ResourceError",
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
+    "Tool",
+    "UnknownModelWarning",
     "UnknownProviderError",
     "__version__",
     "load_profile",
@@ -83,7 +97,10 @@ if TYPE_CHECKING:
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .react import ReactAction, ReactAnswer
+    from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
+    from .tools import Tool
 
 
 def __getattr__(name: str) -> Any:

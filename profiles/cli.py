@@ -69,10 +69,9 @@ def cli() -> None:
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option(
     "--kind",
-    type=click.Choice([*KINDS, "all"]),
     default="all",
     show_default=True,
-    help="Which prompt to render.",
+    help="Which prompt to render: system, user, write_memory, react, a kind from a template root, or all.",
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
@@ -92,10 +91,21 @@ def render(
     Example:
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
     """
+    import warnings
+
     from .loader import load_profile
 
     given = _parse_vars(variables)
-    profile = load_profile(path).create_profile(language=language, model=model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profile = load_profile(path).create_profile(language=language, model=model)
+    for warning in caught:  # e.g. an unknown model: shown once, without Python's file and line
+        click.echo(f"Warning: {warning.message}", err=True)
+    known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
+    if kind != "all" and kind not in known:
+        raise click.BadParameter(
+            f"{kind!r} is not a prompt kind; known kinds are {', '.join(known)}, all", param_hint="--kind"
+        )
     kinds = KINDS if kind == "all" else (kind,)
     prompts = {}
     for name in kinds:
@@ -103,8 +113,11 @@ def render(
             prompts[name] = profile.format_system_prompt(question, strict=strict, **given)
         elif name == "user":
             prompts[name] = profile.format_user_prompt(question, strict=strict, **given)
-        else:
+        elif name == "write_memory":
             prompts[name] = profile.format_write_memory_prompt(question, strict=strict, **given)
+        else:
+            asked = {"question": question} if question is not None else {}
+            prompts[name] = profile.format_prompt(name, strict=strict, **asked, **given)
     if as_json:
         click.echo(json.dumps(prompts, ensure_ascii=False, indent=2))
         return

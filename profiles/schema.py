@@ -31,6 +31,10 @@ _DESCRIPTIONS = {
 }
 
 
+#: A path a template root may not have: absolute, a drive letter, or a `..` part.
+_ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
+
+
 def persona_schema() -> dict[str, Any]:
     """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
     dynamic_properties: dict[str, Any] = {
@@ -75,6 +79,38 @@ def persona_schema() -> dict[str, Any]:
         },
     }
     properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["tools"] = {
+        "description": (
+            "Tools the react prompt offers: each a name, what it does, and the JSON Schema of its arguments."
+        ),
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
+                "description": {"type": "string", "minLength": 1},
+                "parameters": {
+                    "description": "JSON Schema of the arguments; an object schema.",
+                    "type": "object",
+                    "properties": {"type": {"const": "object"}},
+                },
+            },
+            "required": ["name", "description"],
+            "additionalProperties": False,
+        },
+    }
+    properties["requires_resources"] = {
+        "description": "Refuse to render the system prompt without resources that have content.",
+        "type": "boolean",
+    }
+    properties["template_roots"] = {
+        "description": (
+            "Folders, relative to this file and inside its folder, holding <family>/<locale>/<kind>.j2 "
+            "templates and an optional families.yaml; searched before the bundled templates."
+        ),
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}},
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

@@ -111,7 +111,7 @@ def test_format_prompt_for_own_kind_and_unknown_kind():
     config = ProfileConfig(name="n", role="r", templates={"planner": {"inline": "Plan for {{ name }}: {{ task }}"}})
     profile = config.create_profile()
     assert profile.format_prompt("planner", task="T") == "Plan for n: T"
-    with pytest.raises(RenderError, match="unknown prompt kind 'nope'; known kinds are planner, system"):
+    with pytest.raises(RenderError, match="unknown prompt kind 'nope'; known kinds are planner, react, system, user, write_memory"):
         profile.format_prompt("nope")
 
 
