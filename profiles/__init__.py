@@ -15,8 +15,11 @@ from .errors import (
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
+    ReactParseError,
     RenderError,
+    ReplyError,
     ResolutionError,
+    ResourceError,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -37,8 +40,12 @@ _LAZY = {
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
+    "ReactAction": "react",
+    "ReactAnswer": "react",
     "Resolved": "context",
+    "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
+    "UnknownModelWarning": "rendering.families",
     "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
@@ -65,13 +72,20 @@ __all__ = [
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
+    "ReactAction",
+    "ReactAnswer",
+    "ReactParseError",
     "RenderError",
+    "ReplyError",
     "ResolutionError",
     "Resolved",
+    "ResourceError",
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
+    "Tool",
     "UnknownDeploymentWarning",
+    "UnknownModelWarning",
     "UnknownProviderError",
     "__version__",
     "explain",
@@ -84,7 +98,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .config import DeploymentOverlay, ProfileConfig
+    from .config import ProfileConfig
     from .context import Context, Resolved
     from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
@@ -95,8 +109,11 @@ if TYPE_CHECKING:
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .react import ReactAction, ReactAnswer
+    from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
     from .secrets import looks_like_credential
+    from .tools import Tool
 
 
 def __getattr__(name: str) -> Any:

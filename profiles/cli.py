@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +32,10 @@ class ProfilesGroup(click.Group):
     """Turns every `ProfilesError` a subcommand raises into a clean message and exit status."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", UserWarning)
-            try:
-                return super().invoke(ctx)
-            except ProfilesError as error:
-                raise ProfilesCommandError(error) from None
-            finally:
-                # a library warning (an unknown deployment, …) reads as one line, not a source location
-                for warning in caught:
-                    click.echo(f"Warning: {warning.message}", err=True)
+        try:
+            return super().invoke(ctx)
+        except ProfilesError as error:
+            raise ProfilesCommandError(error) from None
 
 
 def _parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -83,10 +76,9 @@ def cli() -> None:
 )
 @click.option(
     "--kind",
-    type=click.Choice([*KINDS, "all"]),
     default="all",
     show_default=True,
-    help="Which prompt to render.",
+    help="Which prompt to render: system, user, write_memory, react, a kind from a template root, or all.",
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
@@ -108,10 +100,21 @@ def render(
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
       profiles render profile_configs/summarizer.yaml --deployment prod --kind system
     """
+    import warnings
+
     from .loader import load_profile
 
     given = _parse_vars(variables)
-    profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+    for warning in caught:  # e.g. an unknown model: shown once, without Python's file and line
+        click.echo(f"Warning: {warning.message}", err=True)
+    known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
+    if kind != "all" and kind not in known:
+        raise click.BadParameter(
+            f"{kind!r} is not a prompt kind; known kinds are {', '.join(known)}, all", param_hint="--kind"
+        )
     kinds = KINDS if kind == "all" else (kind,)
     prompts = {}
     for name in kinds:
@@ -119,8 +122,11 @@ def render(
             prompts[name] = profile.format_system_prompt(question, strict=strict, **given)
         elif name == "user":
             prompts[name] = profile.format_user_prompt(question, strict=strict, **given)
-        else:
+        elif name == "write_memory":
             prompts[name] = profile.format_write_memory_prompt(question, strict=strict, **given)
+        else:
+            asked = {"question": question} if question is not None else {}
+            prompts[name] = profile.format_prompt(name, strict=strict, **asked, **given)
     if as_json:
         click.echo(json.dumps(prompts, ensure_ascii=False, indent=2))
         return
@@ -171,9 +177,15 @@ def explain(path: Path, deployment: str | None, language: str | None, model: str
     Example:
       profiles explain profile_configs/summarizer.yaml --deployment prod
     """
+    import warnings
+
     from .provenance import explain as explain_persona
 
-    rows = explain_persona(path, deployment=deployment, language=language, model=model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = explain_persona(path, deployment=deployment, language=language, model=model)
+    for warning in caught:  # e.g. an unknown deployment: shown once, without Python's file and line
+        click.echo(f"Warning: {warning.message}", err=True)
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
         return

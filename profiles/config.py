@@ -168,6 +168,50 @@ def _confined(base_dir: Path, relative: str) -> Path:
     return target
 
 
+def _tool_list(value: Any) -> Any:
+    from .tools import ToolSpecError, parse_tools
+
+    try:
+        return parse_tools(value)
+    except ToolSpecError as exc:
+        if exc.index is None:
+            raise PydanticCustomError("tools_type", "{reason}", {"reason": exc.reason}) from None
+        # list_item_type carries the index, so the issue points at the tool's own line
+        reason = f"tool {exc.name!r}: {exc.reason}" if exc.name else exc.reason
+        context = {"index": exc.index, "reason": reason}
+        raise PydanticCustomError("list_item_type", "{reason}", context) from None
+
+
+def _template_roots(value: Any) -> Any:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise PydanticCustomError(
+            "template_roots_type", "expected a list of folders relative to the persona, e.g. [templates]"
+        )
+    base_dir = _BASE_DIR.get() or Path.cwd()
+    roots = []
+    for index, item in enumerate(value):
+        if isinstance(item, Path) and item.is_absolute() and item.is_dir():
+            roots.append(item)  # already resolved, e.g. a config copied with model_copy
+            continue
+        if not isinstance(item, str) or not item.strip():
+            raise PydanticCustomError(
+                "list_item_type",
+                "is {kind}, expected a folder path",
+                {"index": index, "kind": _type_name(item)},
+            )
+        root = _confined(Path(base_dir), item)
+        if not root.is_dir():
+            raise PydanticCustomError(
+                "list_item_type",
+                "template root '{path}' is not a folder next to the persona; create it or fix the path",
+                {"index": index, "path": item},
+            )
+        roots.append(root)
+    return tuple(roots)
+
+
 #: The folder a persona's template files are read from while it is being validated.
 _BASE_DIR: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
 #: Set while validating a parent persona, which need not have a name and role of its own.
@@ -211,6 +255,9 @@ class _PersonaFields(BaseModel):
     avatar: Text = None
     templates: dict[str, TemplateSource] = Field(default_factory=dict)
     variables: dict[str, Any] = Field(default_factory=dict)
+    tools: Annotated[tuple[Any, ...], BeforeValidator(_tool_list)] = ()
+    requires_resources: bool = False
+    template_roots: Annotated[tuple[Path, ...], BeforeValidator(_template_roots)] = ()
     allow_secrets: tuple[str, ...] = ()
 
     @field_validator("templates", mode="before")
@@ -297,8 +344,12 @@ class ProfileConfig(_PersonaFields):
     Unknown fields are refused. Without a factory, `name` and `role` are required. Text fields take
     a string or a `ConfigInfo`; `constraints` and `retry_constraints` a list of strings or a
     `ConfigInfo`. `templates` maps a prompt kind to `{file: path}` or `{inline: text}`;
-    `variables` holds defaults for template variables. `deployments` maps a deployment name to the
-    fields it overrides, and `allow_secrets` names the secret fields that may reach a prompt.
+    `variables` holds defaults for template variables. `tools` lists the tools the `react` prompt
+    offers; `requires_resources` refuses a system prompt rendered without resources;
+    `template_roots` names folders (relative to the persona, inside its folder) searched for
+    `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
+    deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
+    may reach a prompt.
     """
 
     deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
@@ -479,7 +530,8 @@ class ProfileConfig(_PersonaFields):
             made = config._call_factory(profile_id, resolved, context)
             if made is not None:
                 return made
-        return build_profile(config, profile_id, resolved)
+        roots = (*config.template_roots, *_env_template_roots())
+        return build_profile(config, profile_id, resolved, template_roots=roots)
 
     def resolve(self, context: Context | None = None) -> dict[str, Resolved]:
         """Each profile field's value and source for `context` (overlays are applied by `create_profile`)."""
@@ -565,6 +617,25 @@ class ProfileConfig(_PersonaFields):
                 yield name, value
 
 
+#: Extra template roots, separated like PATH; searched after a persona's own `template_roots`.
+TEMPLATE_PATH_ENV = "PROFILES_TEMPLATE_PATH"
+
+
+def _env_template_roots() -> tuple[Path, ...]:
+    """The folders named by `PROFILES_TEMPLATE_PATH`; read here so a profile never reads the environment."""
+    roots = []
+    for item in os.environ.get(TEMPLATE_PATH_ENV, "").split(os.pathsep):
+        if not item.strip():
+            continue
+        path = Path(item).expanduser()
+        if not path.is_dir():
+            raise ConfigError(
+                f"{TEMPLATE_PATH_ENV} names {item!r}, which is not a folder; create it or fix the variable"
+            )
+        roots.append(path.resolve())
+    return tuple(roots)
+
+
 def _with(context: Context, **changes: Any) -> Context:
     from dataclasses import replace
 
@@ -616,7 +687,8 @@ def config_error_from(exc: ValidationError, locate: Any = None, file: str | None
 def _unknown_field_message(name: str) -> str:
     import difflib
 
-    known = [*PROFILE_FIELDS, "templates", "variables", "allow_secrets", "deployments", "extends", "factory"]
+    known = [*PROFILE_FIELDS, "templates", "variables", "factory"]
+    known += ["tools", "requires_resources", "template_roots", "allow_secrets", "deployments", "extends"]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
     return f"unknown field; {hint}"

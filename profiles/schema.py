@@ -32,6 +32,10 @@ _DESCRIPTIONS = {
 }
 
 
+#: A path a template root may not have: absolute, a drive letter, or a `..` part.
+_ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
+
+
 def persona_schema() -> dict[str, Any]:
     """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
     dynamic_properties: dict[str, Any] = {
@@ -76,13 +80,46 @@ def persona_schema() -> dict[str, Any]:
         },
     }
     properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["tools"] = {
+        "description": (
+            "Tools the react prompt offers: each a name, what it does, and the JSON Schema of its arguments."
+        ),
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
+                "description": {"type": "string", "minLength": 1},
+                "parameters": {
+                    "description": "JSON Schema of the arguments; an object schema.",
+                    "type": "object",
+                    "properties": {"type": {"const": "object"}},
+                },
+            },
+            "required": ["name", "description"],
+            "additionalProperties": False,
+        },
+    }
+    properties["requires_resources"] = {
+        "description": "Refuse to render the system prompt without resources that have content.",
+        "type": "boolean",
+    }
+    properties["template_roots"] = {
+        "description": (
+            "Folders, relative to this file and inside its folder, holding <family>/<locale>/<kind>.j2 "
+            "templates and an optional families.yaml; searched before the bundled templates."
+        ),
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}},
+    }
     properties["allow_secrets"] = {
         "description": "Secret fields (secret: true, or read from a credential-like key) that may reach a prompt.",
         "type": "array",
         "items": {"enum": list(PROFILE_FIELDS)},
         "uniqueItems": True,
     }
-    overlay = {key: properties[key] for key in (*TEXT_FIELDS, *LIST_FIELDS, "templates", "variables", "allow_secrets")}
+    # an overlay may change any field but these three, which belong to the persona file itself
+    overlay = {key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory")}
     properties["extends"] = {
         "description": "Parent persona file(s), relative to this file and inside the loaded persona's folder; "
         "this file's fields replace theirs, and templates, variables and deployments merge per key.",
