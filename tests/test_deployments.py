@@ -261,3 +261,19 @@ def test_schema_knows_deployments_extends_and_allow_secrets():
         assert not list(validator.iter_errors(document)), document
     for document in bad:
         assert list(validator.iter_errors(document)), document
+
+
+def test_overlay_may_change_resources_and_tools(write):
+    from profiles import ResourceError
+
+    path = write(
+        "tools.yaml",
+        "name: N\nrole: r\ndeployments:\n  prod:\n    requires_resources: true\n"
+        "    tools:\n      - {name: search, description: Search the web.}\n",
+    )
+    config = load_profile(path)
+    assert config.create_profile().format_system_prompt().startswith("You are N.")
+    prod = config.create_profile(deployment="prod")
+    assert [tool.name for tool in prod.tools] == ["search"]
+    with pytest.raises(ResourceError):
+        prod.format_system_prompt()

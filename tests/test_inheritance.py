@@ -202,3 +202,10 @@ def test_explain_shows_parent_lines(write, runner):
     assert result.exit_code == 0, result.output
     role_line = next(line for line in result.output.splitlines() if line.startswith("role"))
     assert f"yaml:{base}:2" in role_line
+
+
+def test_parent_template_roots_resolve_from_parent_folder(write):
+    write("bases/prompts/default/en/system.j2", "Root of the base: {{ name }}")
+    write("bases/base.yaml", "role: r\ntemplate_roots: [prompts]\n")
+    child = write("child.yaml", "extends: bases/base.yaml\nname: Kid\n")
+    assert load_profile(child).create_profile().format_system_prompt() == "Root of the base: Kid"
