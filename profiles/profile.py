@@ -83,6 +83,23 @@ def _defaults(kind: str) -> Mapping[str, Any]:
     return merged
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The parts of rendering one prompt kind that stay the same from call to call."""
+
+    compiled: CompiledTemplate
+    #: Values of declared variables that come from the persona: variables, fields, defaults.
+    shared: dict[str, Any]
+    #: Declared variables nothing but the caller can give, in the order the template uses them.
+    unresolved: tuple[str, ...]
+    #: Declared variables that hold a secret the persona does not allow into prompts.
+    secret: tuple[str, ...]
+    #: Declared fields whose values are templates themselves.
+    fields: tuple[tuple[str, Any], ...]
+    #: Every variable the template or its templated fields read, for strict mode.
+    used: frozenset[str]
+
+
 @dataclass(frozen=True, eq=False)
 class DefaultProfile(Profile):
     """A profile made by `ProfileConfig.create_profile`; rendering never changes it."""
@@ -100,6 +117,9 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
+    #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
+    #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
+    plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -206,7 +226,7 @@ class DefaultProfile(Profile):
                 raise RenderError(f"template for {kind!r} must be text, got {type(template).__name__}")
             _check_required(kind, self.renderer.compile(template.source, f"{kind} ({template.origin})"))
             replaced[kind] = template
-        return replace(self, templates=MappingProxyType(replaced))
+        return replace(self, templates=MappingProxyType(replaced), plans={})
 
     def format_system_prompt(
         self,
@@ -281,12 +301,21 @@ class DefaultProfile(Profile):
 
     def partial(self, **variables: Any) -> DefaultProfile:
         """A new profile with `variables` bound for every later render; this one is unchanged."""
-        return replace(self, bound=MappingProxyType({**self.bound, **variables}))
+        return replace(self, bound=MappingProxyType({**self.bound, **variables}), plans={})
 
     def _prepare(
         self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Turn the caller's tools and resources into what templates read; check what a kind needs."""
+        if (
+            kind != "react"
+            and not (kind == "system" and self.requires_resources)
+            and inputs.get("tools") is None
+            and inputs.get("resources") is None
+            and "tools" not in caller
+            and "resources" not in caller
+        ):
+            return inputs, caller  # the persona's own tools, and no resources: the plan holds them
         from .resources import check_resources
 
         inputs, caller = dict(inputs), dict(caller)
@@ -340,23 +369,82 @@ class DefaultProfile(Profile):
             raise (SecretError(text) if isinstance(exc, SecretError) else RenderError(text)) from None
 
     def _render_unsafe(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
-        compiled = self.template_for(kind)
-        defaults = _defaults(kind)
+        plan = self.plans.get(kind)
+        if plan is None:
+            plan = self.plans[kind] = self._plan(kind)
+        compiled = plan.compiled
+        declared = compiled.declared
         if strict and caller:
-            used = set(compiled.declared)
-            for template in self._field_template_list():
-                used |= template.declared
-            extra = sorted(name for name in caller if name not in used)
+            extra = sorted(name for name in caller if name not in plan.used)
             if extra:
                 raise RenderError(
                     f"strict mode: {kind} prompt does not use variable(s) {', '.join(extra)} "
                     f"(template {compiled.name!r}); remove them or render without strict"
                 )
+        variables = plan.shared.copy()
+        for name, value in inputs.items():
+            if value is not None and name in declared:
+                variables[name] = value
+        for name, value in caller.items():
+            if name in declared:
+                variables[name] = value
+        if plan.unresolved:
+            for name in plan.unresolved:
+                if name not in variables:
+                    raise self._missing(name, compiled, kind)
+        if plan.secret:
+            for name in plan.secret:
+                if name not in caller and inputs.get(name) is None:
+                    raise _secret_error(name, self.resolved[name], compiled, kind)
+        if plan.fields:
+            lookup = self._lookup(kind, inputs, caller)
+            for field_name, templates in plan.fields:
+                if isinstance(templates, tuple):
+                    variables[field_name] = tuple(
+                        self._render_field(item, lookup) if isinstance(item, CompiledTemplate) else item
+                        for item in templates
+                    )
+                else:
+                    variables[field_name] = self._render_field(templates, lookup)
+        return self.renderer.render(compiled, variables).strip()
+
+    def _plan(self, kind: str) -> _Plan:
+        """What every render of `kind` shares: the template and the values that do not vary per call."""
+        compiled = self.template_for(kind)
+        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        shared: dict[str, Any] = {}
+        secret = []
+        unresolved = []
+        for name in compiled.declared:
+            if name in self.bound:
+                shared[name] = self.bound[name]
+            elif name in self.values:
+                item = self.resolved.get(name)
+                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
+                    secret.append(name)
+                else:
+                    shared[name] = self.values[name]
+            elif name in defaults:
+                shared[name] = defaults[name]
+            else:
+                unresolved.append(name)
+        unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
+        fields = tuple(
+            (name, templates) for name, templates in self.field_templates.items() if name in compiled.declared
+        )
+        used = set(compiled.declared)
+        for template in self._field_template_list():
+            used |= template.declared
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
+
+    def _lookup(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]) -> Any:
+        """Find a field template's variable the way the prompt's own variables are found."""
+        defaults = _defaults(kind)
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
                 return caller[name]
-            if name in inputs:
+            if inputs.get(name) is not None:
                 return inputs[name]
             if name in self.bound:
                 return self.bound[name]
@@ -367,28 +455,19 @@ class DefaultProfile(Profile):
                 return self.values[name]
             if name in defaults:
                 return defaults[name]
-            line = template.line_of(name)
-            where = template.label + (f" line {line}" if line else "")
-            raise RenderError(
-                f"{where} uses {name!r}, which is not a profile field, not an input of the {kind} "
-                f"prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on the "
-                "command line) or give it a default under 'variables:' in the persona"
-            )
+            raise self._missing(name, template, kind)
 
-        names = compiled.declared
-        variables = {name: lookup(name, compiled) for name in names}
-        if self.field_templates:
-            for field_name, templates in self.field_templates.items():
-                if field_name not in names:
-                    continue
-                if isinstance(templates, tuple):
-                    variables[field_name] = tuple(
-                        self._render_field(item, lookup) if isinstance(item, CompiledTemplate) else item
-                        for item in templates
-                    )
-                else:
-                    variables[field_name] = self._render_field(templates, lookup)
-        return self.renderer.render(compiled, variables).strip()
+        return lookup
+
+    @staticmethod
+    def _missing(name: str, template: CompiledTemplate, kind: str) -> RenderError:
+        line = template.line_of(name)
+        where = template.label + (f" line {line}" if line else "")
+        return RenderError(
+            f"{where} uses {name!r}, which is not a profile field, not an input of the {kind} "
+            f"prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on the "
+            "command line) or give it a default under 'variables:' in the persona"
+        )
 
     def _render_field(self, template: CompiledTemplate, lookup: Any) -> str:
         return self.renderer.render(template, {name: lookup(name, template) for name in template.declared})
