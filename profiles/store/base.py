@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from profiles.errors import PromptNotFoundError, StoreError
-from profiles.store.keys import PromptKey, candidate_keys, make_key
+from profiles.store.keys import PromptKey, candidate_keys, check_text, make_key
 from profiles.store.models import ImportResult, PromptSummary, PromptVersion
 
 if TYPE_CHECKING:
@@ -39,9 +39,9 @@ def _now() -> datetime:
 
 
 def _check_label(label: str) -> str:
-    if not isinstance(label, str) or not label.strip() or label != label.strip() or "\x00" in label:
+    if not isinstance(label, str) or not label.strip() or label != label.strip():
         raise StoreError(f"a label must be non-empty text without surrounding spaces, got {label!r}")
-    return label
+    return check_text("a label", label)
 
 
 def _check_version(version: int) -> int:
@@ -54,9 +54,7 @@ def _check_text(what: str, value: str | None) -> str:
     value = value or ""
     if not isinstance(value, str):
         raise StoreError(f"{what} must be text, got {type(value).__name__}")
-    if "\x00" in value:
-        raise StoreError(f"{what} contains a NUL character, which PostgreSQL cannot store; remove it")
-    return value
+    return check_text(what, value)
 
 
 class PromptStore:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from profiles.errors import StoreError
 
-__all__ = ["PromptKey", "candidate_keys", "language_chain", "make_key", "normalize_language"]
+__all__ = ["PromptKey", "candidate_keys", "check_text", "language_chain", "make_key", "normalize_language"]
 
 
 @dataclass(frozen=True, order=True)
@@ -67,11 +67,21 @@ def language_chain(language: str | None) -> tuple[str, ...]:
     return tuple(chain)
 
 
-def _check_text(what: str, value: str) -> None:
+def check_text(what: str, value: str) -> str:
+    """Return ``value`` if both backends can store it: UTF-8 encodable and free of NUL characters.
+
+    Raises:
+        StoreError: the text holds a NUL or a lone surrogate.
+    """
     if "\x00" in value:
+        raise StoreError(f"{what} contains a NUL character, which PostgreSQL cannot store; remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
         raise StoreError(
-            f"{what} {value[:60]!r} contains a NUL character, which PostgreSQL cannot store; remove it."
-        )
+            f"{what} is not valid Unicode text ({exc.reason} at position {exc.start}); fix it"
+        ) from exc
+    return value
 
 
 def make_key(name: str, language: str | None = None, model: str | None = None) -> PromptKey:
@@ -84,7 +94,7 @@ def make_key(name: str, language: str | None = None, model: str | None = None) -
         raise StoreError(f"a prompt name must be non-empty text, got {name!r}")
     key = PromptKey(name, normalize_language(language), (model or "").strip())
     for what, value in (("prompt name", key.name), ("language", key.language), ("model", key.model)):
-        _check_text(what, value)
+        check_text(what, value)
     return key
 
 

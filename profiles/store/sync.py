@@ -76,9 +76,17 @@ class _Dumper(yaml.SafeDumper):
     """Writes multi-line text as ``|`` blocks so diffs in git read like the prompt itself."""
 
 
+#: Characters YAML readers take as line breaks or drop, but PyYAML writes raw outside double quotes.
+_RISKY = frozenset("\r\x85\u2028\u2029\ufeff")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    # PyYAML falls back to a quoted style by itself when a block cannot hold the text exactly
-    style = "|" if "\n" in value else None
+    # PyYAML falls back to a quoted style by itself when a block cannot hold the text exactly,
+    # except for the characters above, which it would write raw and read back as something else
+    if _RISKY.intersection(value):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -102,7 +110,10 @@ def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str,
             for record in records
         ],
     }
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    if yaml.safe_load(text) != document:  # never write a file that reads back differently
+        text = yaml.safe_dump(document, sort_keys=False, allow_unicode=False, default_style='"', width=100)
+    return text
 
 
 def write_folder(
@@ -175,14 +186,16 @@ def _parse(path: Path) -> PromptRecord:
         )
     except StoreError as exc:
         raise _fail(path, exc.message) from exc
-    raw_versions = document.get("versions") or []
+    raw_versions = document.get("versions")
+    raw_versions = [] if raw_versions is None else raw_versions
     if not isinstance(raw_versions, list):
         raise _fail(path, "field 'versions' must be a list")
     records = tuple(_parse_version(path, key, index, entry) for index, entry in enumerate(raw_versions))
     numbers = [record.version for record in records]
     if len(set(numbers)) != len(numbers):
         raise _fail(path, "a version number appears twice")
-    raw_labels = document.get("labels") or {}
+    raw_labels = document.get("labels")
+    raw_labels = {} if raw_labels is None else raw_labels
     if not isinstance(raw_labels, dict) or not all(
         isinstance(label, str) and isinstance(version, int) and not isinstance(version, bool)
         for label, version in raw_labels.items()

@@ -24,7 +24,12 @@ def test_put_records_content_time_author_and_note(store):
     put = store.put("s", "line 1\nline 2\n", author="ana", note="first draft", language="zh_tw")
     got = store.get("s", language="zh-TW")
     assert got == put
-    assert (got.content, got.author, got.note, got.language) == ("line 1\nline 2\n", "ana", "first draft", "zh-TW")
+    assert (got.content, got.author, got.note, got.language) == (
+        "line 1\nline 2\n",
+        "ana",
+        "first draft",
+        "zh-TW",
+    )
     assert got.created_at.tzinfo is not None and got.created_at.utcoffset() == timezone.utc.utcoffset(None)
 
 
@@ -189,6 +194,15 @@ def test_nul_characters_are_refused_everywhere(store):
         store.put("s", "a\x00b")
     with pytest.raises(StoreError):
         store.put("s", "ok", note="\x00")
+    assert store.list() == ()
+
+
+@pytest.mark.parametrize("field", ["name", "content", "language", "model", "author", "note", "label"])
+def test_lone_surrogates_are_refused(store, field):
+    """Text that cannot be encoded as UTF-8 is a StoreError, not a driver crash."""
+    values = {"name": "s", "content": "ok", field: "bad \ud800"}
+    with pytest.raises(StoreError, match="not valid Unicode"):
+        store.put(values.pop("name"), values.pop("content"), **values)
     assert store.list() == ()
 
 

@@ -13,7 +13,14 @@ from profiles.store.keys import PromptKey, make_key
 
 @pytest.mark.parametrize(
     ("typed", "spelled"),
-    [("zh_tw", "zh-TW"), ("ZH-tw", "zh-TW"), ("zh-hant-tw", "zh-Hant-TW"), (" en ", "en"), ("", ""), (None, "")],
+    [
+        ("zh_tw", "zh-TW"),
+        ("ZH-tw", "zh-TW"),
+        ("zh-hant-tw", "zh-Hant-TW"),
+        (" en ", "en"),
+        ("", ""),
+        (None, ""),
+    ],
 )
 def test_normalize_language(typed, spelled):
     """One language typed several ways is spelled one way."""
@@ -29,7 +36,14 @@ def test_language_chain_drops_subtags_then_ends_with_none():
 def test_candidates_prefer_language_over_model():
     """A prompt in the right language for any model beats one for the model in another language."""
     keys = [(key.language, key.model) for key in candidate_keys("s", "zh-TW", "gpt-4o")]
-    assert keys == [("zh-TW", "gpt-4o"), ("zh-TW", ""), ("zh", "gpt-4o"), ("zh", ""), ("", "gpt-4o"), ("", "")]
+    assert keys == [
+        ("zh-TW", "gpt-4o"),
+        ("zh-TW", ""),
+        ("zh", "gpt-4o"),
+        ("zh", ""),
+        ("", "gpt-4o"),
+        ("", ""),
+    ]
 
 
 @pytest.mark.parametrize("name", ["", "   ", "a\x00b"])
@@ -39,8 +53,11 @@ def test_bad_names_are_refused(name):
         make_key(name)
 
 
-@given(st.text(alphabet=st.characters(categories=("Ll", "Lu", "Nd")), min_size=1, max_size=8).map(
-    lambda head: head + "-" + head))
+@given(
+    st.text(alphabet=st.characters(categories=("Ll", "Lu", "Nd")), min_size=1, max_size=8).map(
+        lambda head: head + "-" + head
+    )
+)
 def test_normalize_is_idempotent(tag):
     """Normalising twice changes nothing."""
     once = normalize_language(tag)
