@@ -35,7 +35,7 @@ def parse_store_url(url: str) -> URL:
         text = "postgresql://" + text[len("postgres://") :]
     try:
         parsed = make_url(text)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:
         raise StoreError(f"cannot read the prompt store URL {text.split('@')[-1]!r}: {exc}") from exc
     backend = parsed.get_backend_name()
     if backend not in ("sqlite", "postgresql"):

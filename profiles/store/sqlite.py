@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from profiles.errors import StoreError
 from profiles.store.failures import first_line
 
 if TYPE_CHECKING:
@@ -35,14 +36,23 @@ def sqlite_path(url: URL) -> Path | None:
 def create_sqlite_engine(url: URL, *, lock_timeout: float) -> Engine:
     """Create an engine whose write transactions start with ``BEGIN IMMEDIATE``.
 
-    The parent folder is created on first use. ``lock_timeout`` is how long a connection waits for
+    The parent folder is created on first use.
+
+    Raises:
+        StoreError: the folder cannot be created. ``lock_timeout`` is how long a connection waits for
     another process's lock before giving up with "database is locked".
     """
     from sqlalchemy import create_engine, event
 
     path = sqlite_path(url)
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the folder of the SQLite prompt store {str(path)!r} ({exc.strerror or exc}); "
+                "choose another path with --store or PROFILES_STORE_URL"
+            ) from exc
     engine = create_engine(url, connect_args={"timeout": lock_timeout})
 
     @event.listens_for(engine, "connect")
