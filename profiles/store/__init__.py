@@ -13,12 +13,12 @@ from profiles.store.models import ImportResult, PromptSummary, PromptVersion
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
     "DEFAULT_STORE_PATH",
-    "STORE_URL_ENV",
     "ImportResult",
     "PromptKey",
     "PromptStore",
     "PromptSummary",
     "PromptVersion",
+    "STORE_URL_ENV",
     "candidate_keys",
     "language_chain",
     "normalize_language",

@@ -99,7 +99,10 @@ def put(
     try:
         content = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise click.ClickException(f"{source.name}: not UTF-8 text ({exc}); convert it to UTF-8") from exc
+        where = getattr(source, "name", "<stdin>")
+        raise StoreCommandError(
+            ProfilesError(f"{where}: not UTF-8 text ({exc}); convert it to UTF-8")
+        ) from exc
     record = opener().put(
         name, content, language=language, model=model, author=author, note=note, label=label
     )
