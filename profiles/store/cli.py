@@ -20,7 +20,8 @@ class StoreCommandError(click.ClickException):
 
     def __init__(self, error: ProfilesError) -> None:
         super().__init__(error.message)
-        self.exit_code = error.exit_code
+        # per instance: the error decides (2 for a user's mistake, 1 for a fault of ours)
+        self.exit_code = error.exit_code  # type: ignore[misc]
 
 
 class _StoreGroup(click.Group):

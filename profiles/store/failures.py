@@ -32,9 +32,10 @@ def translate_errors(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
+    catchable: tuple[type[BaseException], ...] = (SQLAlchemyError, *driver_errors)
     try:
         yield
     except StoreError:
         raise
-    except (SQLAlchemyError, *driver_errors) as exc:
+    except catchable as exc:
         raise StoreError(describe(exc)) from exc
