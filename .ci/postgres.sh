@@ -2,7 +2,8 @@
 # Start a throwaway PostgreSQL for the store tests and export PROFILES_TEST_POSTGRES_URL.
 #
 # Meant to be sourced (`. .ci/postgres.sh`) by .ci/run: the server then stops when that script
-# exits. Run directly, it starts a server, prints the export line and the stop command, and leaves
+# exits (an EXIT trap, chained after any EXIT trap already set; a script that sets its own EXIT
+# trap after sourcing this should call `_profiles_pg_stop` in it). Run directly, it starts a server, prints the export line and the stop command, and leaves
 # the server running. Idempotent: if PROFILES_TEST_POSTGRES_URL already answers, nothing happens.
 #
 # Installs the Debian `postgresql` package only when no server binary is found. Runs the server as
@@ -12,14 +13,14 @@
 _profiles_pg_log() { printf '[postgres.sh] %s\n' "$*" >&2; }
 
 _profiles_pg_answers() {
-    # true when the URL in $1 accepts connections (psql or pg_isready, whichever exists)
-    local url="${1/postgresql+psycopg:/postgresql:}"
-    if command -v pg_isready >/dev/null 2>&1; then
-        pg_isready -q -d "$url" -t 3
-    elif [ -n "${_PROFILES_PG_BIN:-}" ] && [ -x "$_PROFILES_PG_BIN/pg_isready" ]; then
-        "$_PROFILES_PG_BIN/pg_isready" -q -d "$url" -t 3
+    # true when the URL in $1 accepts connections; trusted as given when pg_isready is missing
+    local url="${1/postgresql+psycopg:/postgresql:}" probe
+    probe="$(command -v pg_isready 2>/dev/null || true)"
+    [ -n "$probe" ] || probe="$(_profiles_pg_bindir)/pg_isready"
+    if [ -x "$probe" ]; then
+        "$probe" -q -d "$url" -t 3
     else
-        return 1
+        return 0
     fi
 }
 
@@ -77,9 +78,17 @@ _profiles_pg_start() {
     fi
 
     _PROFILES_PG_ROOT="$(mktemp -d "${TMPDIR:-/tmp}/profiles-pg.XXXXXX")" || return 1
+    if [ "$(id -u)" = 0 ]; then
+        chown postgres: "$_PROFILES_PG_ROOT"
+        if ! runuser -u postgres -- test -w "$_PROFILES_PG_ROOT"; then
+            # a private TMPDIR (e.g. under /root) the postgres user cannot reach
+            rm -rf "$_PROFILES_PG_ROOT"
+            _PROFILES_PG_ROOT="$(mktemp -d /tmp/profiles-pg.XXXXXX)" || return 1
+            chown postgres: "$_PROFILES_PG_ROOT"
+        fi
+    fi
     _PROFILES_PG_DATA="$_PROFILES_PG_ROOT/data"
-    mkdir -p "$_PROFILES_PG_ROOT/socket"
-    [ "$(id -u)" = 0 ] && chown -R postgres: "$_PROFILES_PG_ROOT"
+    _profiles_pg_as_owner mkdir -p "$_PROFILES_PG_ROOT/socket"
 
     local port
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')" || return 1
