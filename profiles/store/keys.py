@@ -36,12 +36,20 @@ def normalize_language(language: str | None) -> str:
 
     Subtags keep their meaning; only case and the separator change, so the same language typed two
     ways is one prompt, not two.
+
+    Raises:
+        StoreError: the tag holds something other than ASCII letters and digits in subtags of 1 to 8.
     """
     if not language:
         return ""
     subtags = [part for part in language.strip().replace("_", "-").split("-") if part]
     if not subtags:
         return ""
+    if not all(part.isascii() and part.isalnum() and len(part) <= 8 for part in subtags):
+        raise StoreError(
+            f"language {language[:40]!r} is not a BCP 47 tag; "
+            "use letters and digits joined by hyphens, e.g. zh-TW"
+        )
     spelled = [subtags[0].lower()]
     for part in subtags[1:]:
         if len(part) == 4 and part.isalpha():

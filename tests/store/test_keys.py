@@ -65,6 +65,13 @@ def test_normalize_is_idempotent(tag):
     assert language_chain(once)[0] == once
 
 
+@pytest.mark.parametrize("tag", ["中文", "en-US!", "toolongsubtag", "zh TW"])
+def test_non_tags_are_refused(tag):
+    """Something that is not a language tag is a StoreError saying what a tag looks like."""
+    with pytest.raises(StoreError, match="BCP 47"):
+        normalize_language(tag)
+
+
 def test_key_str_names_parts():
     """A key prints the parts that are set."""
     assert str(PromptKey("s", "zh", "")) == "s language=zh"
