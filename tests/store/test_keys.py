@@ -53,11 +53,12 @@ def test_bad_names_are_refused(name):
         make_key(name)
 
 
-@given(
-    st.text(alphabet=st.characters(categories=("Ll", "Lu", "Nd")), min_size=1, max_size=8).map(
-        lambda head: head + "-" + head
-    )
+_subtags = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=1, max_size=8
 )
+
+
+@given(st.lists(_subtags, min_size=1, max_size=4).map("_".join))
 def test_normalize_is_idempotent(tag):
     """Normalising twice changes nothing."""
     once = normalize_language(tag)
