@@ -76,17 +76,18 @@ class PromptStore:
         from profiles.store.engine import create_store_engine
 
         self._backend = create_store_engine(url, lock_timeout=lock_timeout)
-        self._open()
+        try:
+            self._open()
+        except BaseException:
+            self._backend.engine.dispose()  # a corrupt or locked file must not stay open
+            raise
 
     # -- plumbing ---------------------------------------------------------------------------------
 
     def _open(self) -> None:
         from profiles.store import queries
 
-        def exists(conn: Connection) -> bool:
-            return queries.schema_exists(conn)
-
-        if not self._run(exists):
+        if not self._run(queries.schema_exists):
             self._run(queries.ensure_schema, write=True)
 
     def _run(self, work: Callable[[Connection], T], *, write: bool = False) -> T:

@@ -50,3 +50,43 @@ def test_processes_creating_a_new_store_at_once_agree(store_url):
     assert [process.exitcode for process in workers] == [0] * 4
     with PromptStore(store_url) as store:
         assert [record.version for record in store.history("shared")] == list(range(1, 13))
+
+
+def test_label_moves_are_atomic_under_concurrent_readers(store):
+    """While threads move a label back and forth, readers always find it on exactly one whole version."""
+    import threading
+
+    for number in range(1, 6):
+        store.put("s", f"content of v{number}", label="production" if number == 1 else None)
+    stop = threading.Event()
+    seen: list[tuple[int, str, tuple[str, ...]]] = []
+    failures: list[BaseException] = []
+
+    def move(offset: int) -> None:
+        try:
+            for step in range(30):
+                store.set_label("s", "production", (step + offset) % 5 + 1)
+        except BaseException as exc:  # reported below; a thread cannot fail the test itself
+            failures.append(exc)
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                record = store.get("s", label="production")
+                seen.append((record.version, record.content, record.labels))
+        except BaseException as exc:
+            failures.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    movers = [threading.Thread(target=move, args=(offset,)) for offset in range(3)]
+    for thread in readers + movers:
+        thread.start()
+    for thread in movers:
+        thread.join()
+    stop.set()
+    for thread in readers:
+        thread.join()
+
+    assert failures == []
+    assert seen and all(content == f"content of v{version}" for version, content, _ in seen)
+    assert sum("production" in record.labels for record in store.history("s")) == 1
