@@ -8,11 +8,11 @@ and kept in a bounded cache that many threads may share.
 from __future__ import annotations
 
 import threading
-from itertools import islice
 import traceback
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
