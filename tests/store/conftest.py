@@ -1,5 +1,5 @@
 """Real stores for the store tests: a SQLite file in tmp_path and, when PROFILES_TEST_POSTGRES_URL is
-set (``. .ci/postgres.sh``), a PostgreSQL schema of its own per test, dropped afterwards."""
+set (``. .ci/services/postgres.sh``), a PostgreSQL schema of its own per test, dropped afterwards."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _postgres_schema_url() -> Iterator[str]:
     """Yield a URL whose connections see only a fresh schema, so tests never see each other's rows."""
     base = os.environ.get(POSTGRES_ENV)
     if not base:
-        pytest.skip(f"{POSTGRES_ENV} is not set; source .ci/postgres.sh to run the PostgreSQL tests")
+        pytest.skip(f"{POSTGRES_ENV} is not set; source .ci/services/postgres.sh to run the PostgreSQL tests")
     from sqlalchemy import create_engine, text
 
     schema = f"t_{uuid.uuid4().hex[:16]}"
