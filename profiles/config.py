@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
@@ -363,6 +364,10 @@ class ProfileConfig(_PersonaFields):
     _overlaid: dict[str, ProfileConfig] = PrivateAttr(default_factory=dict)
     #: Each literal field's source, set on a config made by `for_deployment`.
     _overlay_sources: Mapping[str, str] = PrivateAttr(default_factory=dict)
+    # worked out on first use: the literal fields and the names of the dynamic ones
+    _split: tuple[Mapping[str, Resolved], tuple[str, ...]] | None = PrivateAttr(default=None)
+    # profiles of a persona without dynamic fields, by (language, model, template roots)
+    _built: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -457,6 +462,13 @@ class ProfileConfig(_PersonaFields):
             "factory_type", "expected a ProfileFactory or a callable, got {kind}", {"kind": type(value).__name__}
         )
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ProfileConfig:
+        """A copy with `update` applied; what was worked out for this config is not carried over."""
+        made = super().model_copy(update=update, deep=deep)
+        private = made.__pydantic_private__
+        private.update(_split=None, _built={}, _overlaid={})
+        return made
+
     @property
     def source_file(self) -> str | None:
         """The persona file this config was loaded from, if any."""
@@ -525,50 +537,83 @@ class ProfileConfig(_PersonaFields):
             base_dir=self._base_dir,
             overrides=dict(overrides or {}),
         )
+        roots = (*config.template_roots, *_env_template_roots())
+        if config.factory is None and not overrides and not config._fields()[1]:
+            return config._literal_profile(profile_id, context, roots)
         resolved = config.resolve(context)
         if config.factory is not None:
             made = config._call_factory(profile_id, resolved, context)
             if made is not None:
                 return made
-        roots = (*config.template_roots, *_env_template_roots())
         return build_profile(config, profile_id, resolved, template_roots=roots)
+
+    def _literal_profile(self, profile_id: Any, context: Context, roots: tuple[Path, ...]) -> Profile:
+        """A persona without dynamic fields resolves the same way every time: build it once per context."""
+        from dataclasses import replace
+
+        from .profile import build_profile
+
+        built: dict[Any, Any] = self.__pydantic_private__["_built"]
+        key = (context.language, context.model, roots)
+        profile = built.get(key)
+        if profile is None:
+            if len(built) >= _MAX_BUILT:
+                built.clear()
+            profile = built[key] = build_profile(self, None, self.resolve(context), template_roots=roots)
+        return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
     def resolve(self, context: Context | None = None) -> dict[str, Resolved]:
         """Each profile field's value and source for `context` (overlays are applied by `create_profile`)."""
         context = context or Context()
-        unknown = sorted(set(context.overrides) - set(PROFILE_FIELDS))
-        if unknown:
-            raise ConfigError(
-                f"cannot override unknown field(s) {', '.join(unknown)}; fields are {', '.join(PROFILE_FIELDS)}"
-            )
-        # language and model come first: every other field is resolved for them
-        order = ("language", "model", *(field for field in PROFILE_FIELDS if field not in ("language", "model")))
-        resolved: dict[str, Resolved] = {}
-        sources: dict[str, str] | None = None
-        for field in order:
-            if field in context.overrides:
-                resolved[field] = Resolved(_shape(field, context.overrides[field]), "override")
-            elif field == "language" and context.language:
-                resolved[field] = Resolved(context.language, "argument")
-            elif field == "model" and context.model:
-                resolved[field] = Resolved(context.model, "argument")
-            else:
-                value = getattr(self, field)
-                if isinstance(value, ConfigInfo):
-                    resolved[field] = value.resolve(context)
-                else:
-                    if sources is None:
-                        sources = self._literal_sources()
-                    resolved[field] = Resolved(value, sources[field] if value is not None else "unset")
-            if field == "model":
+        overrides = context.overrides
+        if overrides:
+            unknown = sorted(set(overrides) - set(PROFILE_FIELDS))
+            if unknown:
+                raise ConfigError(
+                    f"cannot override unknown field(s) {', '.join(unknown)}; fields are {', '.join(PROFILE_FIELDS)}"
+                )
+        literal, dynamic = self._fields()
+        resolved = dict(literal)
+        if context.language:
+            resolved["language"] = Resolved(context.language, "argument")
+        if context.model:
+            resolved["model"] = Resolved(context.model, "argument")
+        for field, value in overrides.items():
+            resolved[field] = Resolved(_shape(field, value), "override")
+        # language and model come first (`_fields` orders them so): every other field is resolved for them
+        for field in dynamic:
+            if field in overrides or (field == "language" and context.language) or (field == "model" and context.model):
+                continue
+            if field not in ("language", "model"):
                 chosen = (resolved["language"].value, resolved["model"].value)
                 if (context.language, context.model) != chosen:
                     context = _with(context, language=chosen[0], model=chosen[1])
-        for field in LIST_FIELDS:
-            item = resolved[field]
+            item = getattr(self, field).resolve(context)
             if isinstance(item.value, list):
-                resolved[field] = Resolved(tuple(item.value), item.source, item.secret)
-        return resolved
+                item = Resolved(tuple(item.value), item.source, item.secret)
+            resolved[field] = item
+        return {field: resolved[field] for field in PROFILE_FIELDS}
+
+    def _fields(self) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:
+        """The literal fields with their sources, and the names of the dynamic ones; worked out once.
+
+        A config never changes, so only the dynamic fields need work at each `create_profile`.
+        """
+        private = self.__pydantic_private__
+        split = private.get("_split")
+        if split is None:
+            sources = self._literal_sources()
+            literal: dict[str, Resolved] = {}
+            dynamic = []
+            for field in ("language", "model", *PROFILE_FIELDS):
+                value = getattr(self, field)
+                if isinstance(value, ConfigInfo):
+                    if field not in dynamic:
+                        dynamic.append(field)
+                elif field not in literal:
+                    literal[field] = Resolved(value, sources[field] if value is not None else "unset")
+            split = private["_split"] = (MappingProxyType(literal), tuple(dynamic))
+        return split
 
     def _literal_sources(self) -> dict[str, str]:
         """Where each literal field was written: `yaml:file:line`, `overlay prod: file:line`, or `literal`.
@@ -616,6 +661,9 @@ class ProfileConfig(_PersonaFields):
             if value not in (None, {}, ()):
                 yield name, value
 
+
+#: How many (language, model, roots) contexts a literal persona keeps a built profile for.
+_MAX_BUILT = 32
 
 #: Extra template roots, separated like PATH; searched after a persona's own `template_roots`.
 TEMPLATE_PATH_ENV = "PROFILES_TEMPLATE_PATH"
