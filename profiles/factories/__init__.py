@@ -1,4 +1,4 @@
-"""Factories that create profiles in batches or on demand."""
+"""Factories that create profiles in batches: from datasets, from an LLM, or from several combined."""
 
 from .base import ProfileFactory
 
