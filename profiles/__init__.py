@@ -35,6 +35,12 @@ _LAZY = {
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
+    "CompositeProfileFactory": "factories.composite",
+    "DatasetProfileFactory": "factories.dataset",
+    "DatasetRowError": "factories.dataset",
+    "FieldMapping": "factories.dataset",
+    "RowIssue": "factories.dataset",
+    "load_mapping": "factories.dataset",
     "Resolved": "context",
     "load_profile": "loader",
     "load_profiles": "loader",
@@ -66,6 +72,8 @@ if TYPE_CHECKING:
     from .context import Context, Resolved
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
+    from .factories.composite import CompositeProfileFactory
+    from .factories.dataset import DatasetProfileFactory, DatasetRowError, FieldMapping, RowIssue, load_mapping
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .providers import register_provider

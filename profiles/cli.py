@@ -148,6 +148,11 @@ def schema() -> None:
     click.echo(json.dumps(persona_schema(), indent=2, ensure_ascii=False))
 
 
+from .batch_cli import batch  # noqa: E402 - registered after the group exists
+
+cli.add_command(batch)
+
+
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:

@@ -7,7 +7,7 @@ rendering is pure and the same profile renders the same prompt from any thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -263,12 +263,24 @@ class DefaultProfile(Profile):
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
-def build_profile(config: ProfileConfig, profile_id: Any, resolved: Mapping[str, Resolved]) -> DefaultProfile:
-    """Make a `DefaultProfile`, compiling once any field value that holds template syntax."""
+def build_profile(
+    config: ProfileConfig,
+    profile_id: Any,
+    resolved: Mapping[str, Resolved],
+    *,
+    literal: Collection[str] = (),
+) -> DefaultProfile:
+    """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
+
+    Fields named in `literal` are data, not templates (a dataset's cells, say): braces in them are
+    printed as they are and never run.
+    """
     renderer = get_renderer()
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
+        if name in literal:
+            continue
         if isinstance(value, str) and has_template_syntax(value):
             field_templates[name] = _compile_field(renderer, name, value)
         elif isinstance(value, tuple) and any(isinstance(item, str) and has_template_syntax(item) for item in value):
