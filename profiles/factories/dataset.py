@@ -407,10 +407,9 @@ class DatasetProfileFactory(ProfileFactory):
                     variables[source.target[len(VARIABLE_PREFIX) :]] = value
                 continue
             value = _shape(source.target, value)
-            if value is None:
-                continue
-            values[source.target] = value
             columns[source.target] = source.column
+            if value is not None:
+                values[source.target] = value
         if issues:
             return RowResult(raw.row, raw.line, profile_id, None, tuple(issues))
         try:
@@ -419,7 +418,10 @@ class DatasetProfileFactory(ProfileFactory):
             found = []
             for config_issue in exc.issues:
                 target = str(config_issue.loc[0]) if config_issue.loc else config_issue.field
-                found.append(issue(config_issue.message, columns.get(target), config_issue.field or target))
+                message = config_issue.message
+                if config_issue.code == "identity_missing":
+                    message = _missing(target, columns)
+                found.append(issue(message, columns.get(target), config_issue.field or target))
             return RowResult(raw.row, raw.line, profile_id, None, tuple(found))
         except ProfilesError as exc:
             return RowResult(raw.row, raw.line, profile_id, None, (issue(exc.message),))
@@ -562,6 +564,13 @@ class ProfileStream(Iterator["Profile"]):
 
 class _RowProblem(Exception):
     """A mapped value could not be read from the row."""
+
+
+def _missing(target: str, columns: Mapping[str, str | None]) -> str:
+    if target not in columns:
+        return "is required; map a column to it or set it in the base persona"
+    source = f"column {columns[target]!r}" if columns[target] else "its template"
+    return f"is required, but {source} is empty here and the base persona does not set it"
 
 
 def _fallbacks(**options: str | None) -> dict[str, str]:
