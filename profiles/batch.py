@@ -8,7 +8,9 @@ Output goes one of two ways:
   temporary file and `os.replace`, so it is always either the old or the new checkpoint.
 * `OUT` a folder: one persona file `<id>.yaml` per row (loadable with `load_profile`), with
   `<id>.prompts.json` beside it when prompts are rendered; each written to a temporary file and
-  moved into place with `os.replace`. The checkpoint is `OUT/.checkpoint.json`.
+  moved into place with `os.replace`, and synced once per chunk. The checkpoint is
+  `OUT/.checkpoint.json` (`OUT/.checkpoint-IofN.json` for a shard, so shards can share a folder).
+  Two rows of one run with the same id would share a file: the second is a bad row.
 
 After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back to the length the
 checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
@@ -282,6 +284,20 @@ def _fsync_write(path: Path, data: bytes, *, sync: bool = True) -> None:
     os.replace(temp, path)
 
 
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable; best effort, since not every platform can open a folder."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
 class _Sink:
     """Where records go, and the checkpoint that says how far they got."""
 
@@ -385,6 +401,7 @@ class _Sink:
 
     def _save_checkpoint(self) -> None:
         _fsync_write(self.checkpoint_path, json.dumps(self._state, indent=1).encode("utf-8"))
+        _fsync_dir(self.checkpoint_path.parent)
 
     @staticmethod
     def _open_truncated(path: Path, length: int) -> Any:
@@ -435,6 +452,8 @@ class _JsonlSink(_Sink):
     def _prepare(self, state: dict[str, Any]) -> None:
         # everything past the checkpoint is a torn line or rows that will be made again
         self._file = self._open_truncated(self.options.out, state["out_bytes"])
+        for temp in self.options.out.parent.glob(f".{self.checkpoint_path.name}.*.tmp"):
+            temp.unlink(missing_ok=True)
 
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
@@ -469,10 +488,14 @@ def _file_stem(profile_id: Any, row: int) -> str:
 class _FolderSink(_Sink):
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
-        self.checkpoint_path = options.out / ".checkpoint.json"
-        self.errors_path = options.out / "errors.jsonl"
+        # shards may share one folder, so each keeps its own checkpoint and errors file
+        suffix = f"-{options.shard[0]}of{options.shard[1]}" if options.shard else ""
+        self.checkpoint_path = options.out / f".checkpoint{suffix}.json"
+        self.errors_path = options.out / f"errors{suffix}.jsonl"
 
     def _has_output(self) -> bool:
+        if self.options.shard:  # the other shards' files are expected
+            return False
         return self.options.out.is_dir() and any(self.options.out.iterdir())
 
     def _start_fresh(self) -> None:
@@ -484,6 +507,9 @@ class _FolderSink(_Sink):
 
     def _prepare(self, state: dict[str, Any]) -> None:
         self.options.out.mkdir(parents=True, exist_ok=True)
+        if not self.options.shard:  # temporary files a killed run left; a shard's may be live
+            for temp in self.options.out.glob(".*.tmp"):
+                temp.unlink(missing_ok=True)
 
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
         import yaml

@@ -346,3 +346,22 @@ def test_memory_does_not_grow_with_the_dataset(tmp_path):
     small_peak = _peak(small, tmp_path / "small.jsonl")
     large_peak = _peak(large, tmp_path / "large.jsonl")
     assert large_peak < small_peak * 1.25 + 128 * 1024, (small_peak, large_peak)
+
+
+def test_shards_can_share_one_folder(runner, tmp_path):
+    """Three shards writing into one folder give the same persona files as one whole run."""
+    whole, shared = tmp_path / "whole", tmp_path / "shared"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(whole)]).exit_code == 0
+    for index in range(3):
+        result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(shared), "--shard", f"{index}/3"])
+        assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in shared.glob(".checkpoint-*")) == [
+        ".checkpoint-0of3.json",
+        ".checkpoint-1of3.json",
+        ".checkpoint-2of3.json",
+    ]
+
+    def personas(folder: Path) -> dict[str, dict]:
+        return {path.name: load_profile(path).model_dump(exclude={"factory"}) for path in folder.glob("*.y*")}
+
+    assert len(personas(whole)) == 12 and personas(shared) == personas(whole)

@@ -46,6 +46,7 @@ __all__ = [
     "DatasetProfileFactory",
     "DatasetRowError",
     "FieldMapping",
+    "ProfileStream",
     "RowIssue",
     "RowResult",
     "load_mapping",
@@ -326,7 +327,7 @@ class DatasetProfileFactory(ProfileFactory):
         """Every row's profile, lazily, in file order; with `profile_ids`, just those rows.
 
         Bad rows are handled per `on_error`; collected issues are on the returned stream's
-        `errors` and on this factory's `errors` (reset at the start of each iteration).
+        `errors` and on this factory's `errors` (a fresh list for each call).
         """
         if profile_ids is not None:
             return ProfileStream(self._each(profile_ids, options), self.errors)

@@ -200,3 +200,14 @@ def test_options_are_passed_by_keyword():
     factory = Fixed({"a": {}})
     list(factory.create_profiles(["a"], name="Given"))
     assert factory.calls == [("a", "Given")]
+
+
+def test_new_names_are_exported_lazily():
+    """The factories are importable from `profiles` and `profiles.factories`, listed in `__all__`."""
+    import profiles
+    import profiles.factories
+
+    for module in (profiles, profiles.factories):
+        assert module.__all__ == sorted(module.__all__)
+        for name in ("CompositeProfileFactory", "DatasetProfileFactory", "DatasetRowError", "RowIssue"):
+            assert name in module.__all__ and getattr(module, name).__name__ == name
