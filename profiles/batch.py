@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import PROFILE_FIELDS
-from .dynconfig import ConfigInfo
 from .errors import FactoryError, ProfilesError
 
 if TYPE_CHECKING:
@@ -107,6 +105,9 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     A secret field is written as its dynamic definition (provider and key), never as its value; a
     secret with no definition to write is left out.
     """
+    from .config import PROFILE_FIELDS
+    from .dynconfig import ConfigInfo
+
     data: dict[str, Any] = {}
     for name in PROFILE_FIELDS:
         item = profile.resolved[name]
@@ -132,8 +133,9 @@ def run_batch(
 
     Raises:
         BatchError: the output exists without `resume`/`force`, or its checkpoint does not match.
-        DatasetRowError: a bad row, with `on_error="raise"`; rows before it are written and
-            checkpointed, so the run can be resumed once the row is fixed... in a fresh run.
+        DatasetRowError: a bad row, with `on_error="raise"`; the rows before it are written and
+            checkpointed. Fixing the row changes the dataset, which a checkpoint refuses (rows
+            already written might no longer match), so the fixed dataset is run with `force`.
         ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
     """
     from .factories.dataset import DatasetProfileFactory

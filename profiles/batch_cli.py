@@ -87,6 +87,8 @@ def batch(
     After a crash or Ctrl-C, run the same command with --resume: it continues where the last
     checkpoint left off, without losing or repeating a persona.
     """
+    if question is not None and not render:
+        raise click.UsageError("--question is only used to render prompts; add --render")
     if resume and force:
         raise click.UsageError("--resume continues a batch and --force starts over; pass one of them")
     options = BatchOptions(

@@ -285,6 +285,16 @@ def test_shards_together_equal_the_whole(runner, tmp_path):
     assert {record["id"]: record for record in merged} == whole
 
 
+def test_conflicting_options_are_usage_errors(runner, tmp_path):
+    """--resume with --force, or --question without --render, is refused before any work."""
+    out = str(tmp_path / "o.jsonl")
+    both = runner.invoke(cli, ["batch", *EXAMPLE, "--out", out, "--resume", "--force"])
+    assert both.exit_code == 2 and "pass one of them" in both.output
+    question = runner.invoke(cli, ["batch", *EXAMPLE, "--out", out, "--question", "Hi"])
+    assert question.exit_code == 2 and "add --render" in question.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
 def test_bad_shard_is_a_usage_error(runner, tmp_path):
     """--shard must be I/N with I < N."""
     result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(tmp_path / "o.jsonl"), "--shard", "3/3"])
