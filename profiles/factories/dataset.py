@@ -326,6 +326,9 @@ class DatasetProfileFactory(ProfileFactory):
     def create_profiles(self, profile_ids: Iterable[Any] | None = None, **options: Any) -> ProfileStream:
         """Every row's profile, lazily, in file order; with `profile_ids`, just those rows.
 
+        `options` are those of `create_profile`, plus `start` and `shard` of `iter_results`; an
+        iterable source (not a file) is read once, so a generator gives its rows to one pass only.
+
         Bad rows are handled per `on_error`; collected issues are on the returned stream's
         `errors` and on this factory's `errors` (a fresh list for each call).
         """
