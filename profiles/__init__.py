@@ -15,8 +15,11 @@ from .errors import (
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
+    ReactParseError,
     RenderError,
+    ReplyError,
     ResolutionError,
+    ResourceError,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -30,8 +33,10 @@ _LAZY = {
     "ConfigProvider": "providers.base",
     "Context": "context",
     "DefaultProfile": "profile",
+    "DeploymentOverlay": "config",
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
+    "ExplainRow": "provenance",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
@@ -41,45 +46,88 @@ _LAZY = {
     "FieldMapping": "factories.dataset",
     "RowIssue": "factories.dataset",
     "load_mapping": "factories.dataset",
+    "ReactAction": "react",
+    "ReactAnswer": "react",
     "Resolved": "context",
+    "Tool": "tools",
+    "UnknownDeploymentWarning": "deployments",
+    "UnknownModelWarning": "rendering.families",
+    "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
+    "looks_like_credential": "secrets",
     "parse_profiles": "loader",
     "persona_schema": "schema",
     "register_provider": "providers",
 }
 
-__all__ = sorted(
-    [
-        *_LAZY,
-        "ConfigError",
-        "ConfigIssue",
-        "FactoryError",
-        "ProfilesError",
-        "PromptNotFoundError",
-        "RenderError",
-        "ResolutionError",
-        "SecretError",
-        "StoreError",
-        "TemplateNotFoundError",
-        "UnknownProviderError",
-        "__version__",
-    ]
-)
+__all__ = [
+    "CompositeProfileFactory",
+    "ConfigError",
+    "ConfigInfo",
+    "ConfigIssue",
+    "ConfigProvider",
+    "Context",
+    "DatasetProfileFactory",
+    "DatasetRowError",
+    "DefaultProfile",
+    "DeploymentOverlay",
+    "DynConfig",
+    "EnvProvider",
+    "ExplainRow",
+    "FactoryError",
+    "FieldMapping",
+    "Profile",
+    "ProfileConfig",
+    "ProfileFactory",
+    "ProfilesError",
+    "PromptNotFoundError",
+    "ReactAction",
+    "ReactAnswer",
+    "ReactParseError",
+    "RenderError",
+    "ReplyError",
+    "ResolutionError",
+    "Resolved",
+    "ResourceError",
+    "RowIssue",
+    "SecretError",
+    "StoreError",
+    "TemplateNotFoundError",
+    "Tool",
+    "UnknownDeploymentWarning",
+    "UnknownModelWarning",
+    "UnknownProviderError",
+    "__version__",
+    "explain",
+    "load_mapping",
+    "load_profile",
+    "load_profiles",
+    "looks_like_credential",
+    "parse_profiles",
+    "persona_schema",
+    "register_provider",
+]
 
 if TYPE_CHECKING:
     from .config import ProfileConfig
     from .context import Context, Resolved
+    from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, DatasetRowError, FieldMapping, RowIssue, load_mapping
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
+    from .provenance import ExplainRow, explain
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .react import ReactAction, ReactAnswer
+    from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
+    from .secrets import looks_like_credential
+    from .tools import Tool
 
 
 def __getattr__(name: str) -> Any:

@@ -100,7 +100,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
-    """A profile as persona data that `ProfileConfig` accepts again: set fields, templates, variables.
+    """A profile as persona data that `ProfileConfig` accepts again.
+
+    Set fields, own templates (inline), variables and tools are written; template folders are not,
+    since their paths belong to the base persona's folder.
 
     A secret field is written as its dynamic definition (provider and key), never as its value; a
     secret with no definition to write is left out.
@@ -123,12 +126,19 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
         data["templates"] = {kind: {"inline": source.source} for kind, source in profile.templates.items()}
     if profile.bound:
         data["variables"] = dict(profile.bound)
+    tools = getattr(profile, "tools", ())
+    if tools:
+        data["tools"] = [
+            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
+        ]
+    if getattr(profile, "requires_resources", False):
+        data["requires_resources"] = True
+    if getattr(profile, "allow_secrets", ()):
+        data["allow_secrets"] = sorted(profile.allow_secrets)
     return data
 
 
-def run_batch(
-    options: BatchOptions, progress: Callable[[int, int | None], None] | None = None
-) -> BatchReport:
+def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None] | None = None) -> BatchReport:
     """Run one batch; `progress(rows_done, total_rows)` is called as rows go by.
 
     Raises:
@@ -146,9 +156,7 @@ def run_batch(
         options.source, options.mapping, base=options.base, format=options.format, on_error="skip"
     )
     sink: _Sink = _JsonlSink(options) if _is_jsonl(options.out) else _FolderSink(options)
-    report = BatchReport(
-        out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None
-    )
+    report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
     state = sink.open(_fingerprint(options, factory))
     if state.get("complete"):
         report.already_complete = report.complete = True
@@ -242,9 +250,7 @@ def _is_jsonl(out: Path) -> bool:
     if out.suffix == ".jsonl":
         return True
     if out.suffix in (".json", ".yaml", ".yml", ".csv", ".txt"):
-        raise BatchError(
-            f"--out {out}: name a .jsonl file for JSON lines, or a folder for one YAML file per persona"
-        )
+        raise BatchError(f"--out {out}: name a .jsonl file for JSON lines, or a folder for one YAML file per persona")
     return False
 
 
@@ -320,9 +326,7 @@ class _Sink:
         state = self._read_checkpoint()
         out, resume, force = self.options.out, self.options.resume, self.options.force
         if state is not None and not resume and not force:
-            raise BatchError(
-                f"{out} holds an earlier batch; pass --resume to continue it or --force to redo it"
-            )
+            raise BatchError(f"{out} holds an earlier batch; pass --resume to continue it or --force to redo it")
         if state is None or not resume:
             if not resume and not force and self._has_output():
                 raise BatchError(f"{out} already exists; pass --force to overwrite it, or another --out")
@@ -346,9 +350,7 @@ class _Sink:
         else:
             if state.get("version") != CHECKPOINT_VERSION or state.get("fingerprint") != fingerprint:
                 changed = sorted(
-                    key
-                    for key in fingerprint
-                    if (state.get("fingerprint") or {}).get(key) != fingerprint[key]
+                    key for key in fingerprint if (state.get("fingerprint") or {}).get(key) != fingerprint[key]
                 )
                 what = ", ".join(changed) or "checkpoint format"
                 raise BatchError(
@@ -411,9 +413,7 @@ class _Sink:
         file = open(path, "ab")  # noqa: SIM115 - kept open for the whole run
         if file.tell() < length:
             file.close()
-            raise BatchError(
-                f"{path} is shorter than its checkpoint says; it was changed by hand, pass --force"
-            )
+            raise BatchError(f"{path} is shorter than its checkpoint says; it was changed by hand, pass --force")
         file.truncate(length)
         return file
 

@@ -54,9 +54,7 @@ def lines(path: Path) -> list[dict]:
 def test_example_dataset_to_jsonl_with_prompts(runner, tmp_path):
     """The README example: the bundled dataset becomes twelve personas with their prompts."""
     out = tmp_path / "personas.jsonl"
-    result = runner.invoke(
-        cli, ["batch", *EXAMPLE, "--out", str(out), "--render", "-q", "Where is my invoice?"]
-    )
+    result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--render", "-q", "Where is my invoice?"])
     assert result.exit_code == 0, result.output
     assert f"wrote 12 persona(s) to {out}" in result.output
     records = lines(out)
@@ -77,10 +75,7 @@ def test_folder_output_is_loadable_personas(runner, tmp_path):
     assert result.exit_code == 0, result.output
     assert len(list(out.glob("*.yaml"))) == 12 and len(list(out.glob("*.prompts.json"))) == 12
     profile = load_profile(out / "c-005.yaml").create_profile()
-    assert (
-        profile.get_name() == "Support agent for 李白"
-        and "请始终使用简体中文回答" in profile.format_system_prompt()
-    )
+    assert profile.get_name() == "Support agent for 李白" and "请始终使用简体中文回答" in profile.format_system_prompt()
     prompts = json.loads((out / "c-005.prompts.json").read_text(encoding="utf-8"))
     assert prompts["system"] == profile.format_system_prompt()
     assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
@@ -206,9 +201,7 @@ def test_interrupted_and_resumed_equals_uninterrupted(tmp_path, folder):
     assert resumed.resumed_from == 200 and resumed.complete and resumed.written == whole.written == 634
     if folder:
         names = sorted(path.name for path in (tmp_path / "whole" / name).iterdir() if path.suffix == ".yaml")
-        assert names == sorted(
-            path.name for path in (tmp_path / "cut" / name).iterdir() if path.suffix == ".yaml"
-        )
+        assert names == sorted(path.name for path in (tmp_path / "cut" / name).iterdir() if path.suffix == ".yaml")
         assert len(names) == 634
     else:
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
@@ -375,3 +368,18 @@ def test_shards_can_share_one_folder(runner, tmp_path):
         return {path.name: load_profile(path).model_dump(exclude={"factory"}) for path in folder.glob("*.y*")}
 
     assert len(personas(whole)) == 12 and personas(shared) == personas(whole)
+
+
+def test_written_persona_keeps_tools_and_loads_again(runner, tmp_path, write):
+    """A base persona's tools are written with each persona, which validates as a persona again."""
+    base = write(
+        "base.yaml",
+        "name: A\nrole: R\ntools:\n  - name: search\n    description: Search the web\n"
+        "    parameters: {type: object, properties: {q: {type: string}}}\n",
+    )
+    source = write("rows.csv", "name\nAda\n")
+    out = tmp_path / "o.jsonl"
+    assert runner.invoke(cli, ["batch", "--from", str(source), "--base", str(base), "--out", str(out)]).exit_code == 0
+    persona = lines(out)[0]["persona"]
+    assert persona["tools"][0]["name"] == "search"
+    assert [tool.name for tool in ProfileConfig(**persona).tools] == ["search"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from profiles import ConfigError, DynConfig, ProfileConfig, ProfilesError
 from profiles.factories import ProfileFactory
@@ -46,7 +47,7 @@ def test_mapping_field_with_unknown_key_is_refused():
 
 def test_config_is_immutable():
     config = ProfileConfig(name="n", role="r")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         config.name = "other"  # type: ignore[misc]
 
 

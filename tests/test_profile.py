@@ -111,12 +111,14 @@ def test_format_prompt_for_own_kind_and_unknown_kind():
     config = ProfileConfig(name="n", role="r", templates={"planner": {"inline": "Plan for {{ name }}: {{ task }}"}})
     profile = config.create_profile()
     assert profile.format_prompt("planner", task="T") == "Plan for n: T"
-    with pytest.raises(RenderError, match="unknown prompt kind 'nope'; known kinds are planner, system"):
+    known = "planner, react, system, user, write_memory"
+    with pytest.raises(RenderError, match=f"unknown prompt kind 'nope'; known kinds are {known}"):
         profile.format_prompt("nope")
 
 
 def test_renders_from_many_threads(planner):
     """Compiled templates are shared safely: concurrent renders each get their own variables."""
+
     def render(index):
         return index, planner.format_system_prompt(agents=f"agent{index}")
 

@@ -26,9 +26,13 @@ def test_readme_mapping_is_the_example_mapping():
 
 
 def test_readme_command_runs(runner, tmp_path, monkeypatch):
-    """The README's `profiles batch` command writes twelve personas with prompts."""
+    """The README's `profiles batch` command writes twelve personas with prompts.
+
+    It is in an `sh` block, which tests/test_readme.py leaves alone: it spans lines and writes a
+    file, so it runs here with its output moved to a temporary folder.
+    """
     monkeypatch.chdir(REPO)
-    args = shlex.split(_block("bash").replace("\\\n", " "))
+    args = shlex.split(_block("sh").replace("\\\n", " "))
     assert args[:2] == ["profiles", "batch"]
     out = tmp_path / "personas.jsonl"
     args[args.index("personas.jsonl")] = str(out)

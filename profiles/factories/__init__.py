@@ -1,4 +1,4 @@
-"""Factories that create profiles in batches or on demand.
+"""Factories that create profiles in batches: from datasets, from an LLM, or from several combined.
 
 The dataset and composite factories are imported on first use, so importing the base contract
 stays light.

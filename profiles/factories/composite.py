@@ -8,6 +8,7 @@ dataset supplies names and goals while another factory supplies constraints and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..config import PROFILE_FIELDS, ProfileConfig
@@ -47,8 +48,9 @@ class CompositeProfileFactory(ProfileFactory):
     `mode="merge"`: every factory is asked; the result takes each field from the first profile
     where it is set, so a later factory only fills what the earlier ones left empty. Empty means
     None, an empty text or an empty list; a list is taken whole from one profile, never joined.
-    Own templates (per prompt kind) and bound variables (per name) follow the same rule; the id is
-    the first profile's. Each field keeps the provenance of the profile it came from, secrets stay
+    Own templates (per prompt kind) and bound variables (per name) follow the same rule; tools and
+    template folders come whole from the first profile that has any; the id is the first
+    profile's. Each field keeps the provenance of the profile it came from, secrets stay
     secret, and a value that was data in its profile (a dataset cell) stays data. The merged
     persona is validated: if no factory supplied a name and a role, that is a `ConfigError`.
 
@@ -56,9 +58,7 @@ class CompositeProfileFactory(ProfileFactory):
     profiles exist; in `merge` mode each is completed by the other factories for its id.
     """
 
-    def __init__(
-        self, factories: Sequence[ProfileFactory], mode: Literal["first", "merge"] = "first"
-    ) -> None:
+    def __init__(self, factories: Sequence[ProfileFactory], mode: Literal["first", "merge"] = "first") -> None:
         if mode not in _MODES:
             raise FactoryError(f"mode must be 'first' or 'merge', got {mode!r}")
         self.factories = tuple(factories)
@@ -138,18 +138,14 @@ def _parts(profile: Profile) -> tuple[dict[str, Resolved], set[str], dict[str, A
         literal = {
             name
             for name, item in resolved.items()
-            if name not in default.field_templates
-            and isinstance(item.value, str)
-            and has_template_syntax(item.value)
+            if name not in default.field_templates and isinstance(item.value, str) and has_template_syntax(item.value)
         }
         return dict(resolved), literal, dict(default.templates), dict(default.bound)
     fields = {}
     for name, getter in _GETTERS.items():
         method = getattr(profile, getter, None)
         value = method() if callable(method) else None
-        fields[name] = Resolved(
-            tuple(value) if isinstance(value, list) else value, f"factory:{type(profile).__name__}"
-        )
+        fields[name] = Resolved(tuple(value) if isinstance(value, list) else value, f"factory:{type(profile).__name__}")
     return fields, set(), {}, {}
 
 
@@ -178,7 +174,26 @@ def merge_profiles(profiles: Sequence[Profile], profile_id: Any = None) -> Profi
     for name in PROFILE_FIELDS:
         resolved.setdefault(name, Resolved(None, "unset"))
     first_id = getattr(profiles[0], "profile_id", None)
+    # tools, the resources rule and template folders come whole from the first profile that has them
+    tools = next((tuple(p.tools) for p in profiles if getattr(p, "tools", ())), ())
+    requires = next((True for p in profiles if getattr(p, "requires_resources", False)), False)
+    allowed = sorted({name for p in profiles for name in getattr(p, "allow_secrets", ())})
+    roots = next((_user_roots(p) for p in profiles if _user_roots(p)), ())
     config = ProfileConfig(
-        name=resolved["name"].value, role=resolved["role"].value, templates=templates, variables=variables
+        name=resolved["name"].value,
+        role=resolved["role"].value,
+        templates=templates,
+        variables=variables,
+        tools=tools,
+        requires_resources=requires,
+        allow_secrets=allowed,
     )
-    return build_profile(config, first_id if first_id is not None else profile_id, resolved, literal=literal)
+    profile_id = first_id if first_id is not None else profile_id
+    return build_profile(config, profile_id, resolved, template_roots=roots, literal=literal)
+
+
+def _user_roots(profile: Profile) -> tuple[Path, ...]:
+    """The template folders a profile searches before the bundled ones."""
+    renderer = getattr(profile, "renderer", None)
+    roots = tuple(getattr(renderer, "roots", ()))
+    return roots[:-1]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS, ProfileConfig
+from ..config import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS, ProfileConfig
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, FactoryError, ProfilesError, RenderError
 from ._rows import RawRow, count_rows, detect_format, read_rows
@@ -106,9 +106,7 @@ class DatasetRowError(FactoryError):
             text = str(self.issues[0])
         else:
             text = f"{len(self.issues)} problems:\n" + "\n".join(f"  {issue}" for issue in self.issues)
-        super().__init__(
-            text + "\n(fix the row, or pass on_error='skip' / --on-error skip to leave bad rows out)"
-        )
+        super().__init__(text + "\n(fix the row, or pass on_error='skip' / --on-error skip to leave bad rows out)")
 
 
 @dataclass(frozen=True)
@@ -182,13 +180,9 @@ def load_mapping(path: str | Path) -> FieldMapping:
             )
         ) from None
     if not isinstance(data, dict):
-        raise ConfigError(
-            ConfigIssue("a mapping file holds `fields:` (and optionally `id:`)", file=str(path), line=1)
-        )
+        raise ConfigError(ConfigIssue("a mapping file holds `fields:` (and optionally `id:`)", file=str(path), line=1))
     unknown = sorted(str(key) for key in data if key not in ("fields", "id"))
-    problems = [
-        ConfigIssue(f"unknown key {key!r}; a mapping file holds fields and id", key) for key in unknown
-    ]
+    problems = [ConfigIssue(f"unknown key {key!r}; a mapping file holds fields and id", key) for key in unknown]
     fields = data.get("fields") or {}
     if not isinstance(fields, dict):
         problems.append(ConfigIssue("expected a mapping of persona field to column or template", "fields"))
@@ -281,7 +275,6 @@ class DatasetProfileFactory(ProfileFactory):
         self.on_error: OnError = on_error
         self.errors: list[RowIssue] = []
         self.base = self._load_base(base)
-        self._base_data = self._shared_data(self.base)
         from ..rendering.renderer import Renderer
 
         # one private sandbox for the mapping's templates, compiled once here
@@ -309,6 +302,7 @@ class DatasetProfileFactory(ProfileFactory):
         id, and for a bad row unless `on_error` is `raise`.
         """
         fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
+        run = self._settings(options.get("deployment"))
         wanted = str(profile_id)
         for raw in read_rows(self.source, self.format, self._check_columns):
             if self.id_column is None:
@@ -316,7 +310,7 @@ class DatasetProfileFactory(ProfileFactory):
                     continue
             elif raw.data is None or str(raw.data.get(self.id_column, "")) != wanted:
                 continue
-            result = self.make(raw, fallbacks)
+            result = self.make(raw, fallbacks, run=run)
             if result.issues:
                 self._fail(result.issues)
                 return None
@@ -350,6 +344,7 @@ class DatasetProfileFactory(ProfileFactory):
         goal: str | None = None,
         language: str | None = None,
         model: str | None = None,
+        deployment: str | None = None,
     ) -> Iterator[RowResult]:
         """One `RowResult` per row after the first `start` rows that falls in `shard`.
 
@@ -358,18 +353,20 @@ class DatasetProfileFactory(ProfileFactory):
         given `0..n-1` split a dataset with no overlap and no gap, and a row stays in its shard
         when rows are added or reordered. `on_error` is applied: `raise` raises at a bad row,
         `collect` appends its issues to `errors`; bad rows are yielded with their issues either way.
+        The base persona's overlay for `deployment` (else `PROFILES_DEPLOYMENT`) applies to every row.
         """
         if shard is not None:
             index, count = shard
             if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
                 raise FactoryError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
         fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
+        run = self._settings(deployment)
         for raw in read_rows(self.source, self.format, self._check_columns):
             if raw.row <= start:
                 continue
             if shard is not None and _shard_of(raw, self.id_column, shard[1]) != shard[0]:
                 continue
-            result = self.make(raw, fallbacks)
+            result = self.make(raw, fallbacks, run=run)
             if result.issues:
                 self._fail(result.issues)
             yield result
@@ -378,8 +375,9 @@ class DatasetProfileFactory(ProfileFactory):
         """About how many rows the dataset holds, for a progress bar; None when it cannot tell."""
         return count_rows(self.source, self.format)
 
-    def make(self, raw: RawRow, fallbacks: Mapping[str, str] | None = None) -> RowResult:
+    def make(self, raw: RawRow, fallbacks: Mapping[str, str] | None = None, *, run: _Run | None = None) -> RowResult:
         """Turn one read row into a profile, or into the issues that stop it; never raises for data."""
+        run = run or self._settings()
 
         def issue(message: str, column: str | None = None, target: str | None = None) -> RowIssue:
             return RowIssue(raw.row, message, self.label, raw.line, column, target)
@@ -392,9 +390,7 @@ class DatasetProfileFactory(ProfileFactory):
             value = data.get(self.id_column)
             if value is None or (isinstance(value, str) and not value.strip()):
                 why = "is empty" if self.id_column in data else "is missing"
-                return RowResult(
-                    raw.row, raw.line, None, None, (issue(f"the id {why}", self.id_column, "id"),)
-                )
+                return RowResult(raw.row, raw.line, None, None, (issue(f"the id {why}", self.id_column, "id"),))
             profile_id = value.strip() if isinstance(value, str) else value
         values: dict[str, Any] = {}
         variables: dict[str, Any] = {}
@@ -417,7 +413,7 @@ class DatasetProfileFactory(ProfileFactory):
         if issues:
             return RowResult(raw.row, raw.line, profile_id, None, tuple(issues))
         try:
-            profile = self._build(profile_id, raw, values, variables, columns, fallbacks or {})
+            profile = self._build(profile_id, raw, values, variables, columns, fallbacks or {}, run)
         except ConfigError as exc:
             found = []
             for config_issue in exc.issues:
@@ -449,16 +445,6 @@ class DatasetProfileFactory(ProfileFactory):
         if config is not None and config.factory is not None:
             raise FactoryError("the base persona of a dataset must not have a factory of its own; remove it")
         return config
-
-    @staticmethod
-    def _shared_data(base: ProfileConfig | None) -> dict[str, Any]:
-        """The base persona's validated values, reused as they are for every row."""
-        if base is None:
-            return {}
-        data = {name: getattr(base, name) for name in PROFILE_FIELDS if getattr(base, name) is not None}
-        if base.templates:
-            data["templates"] = dict(base.templates)
-        return data
 
     def _compile(self, mapping: FieldMapping) -> tuple[_Source, ...]:
         from ..rendering.renderer import has_template_syntax
@@ -522,6 +508,17 @@ class DatasetProfileFactory(ProfileFactory):
             return value or None
         return value
 
+    def _settings(self, deployment: str | None = None) -> _Run:
+        """What every row of one pass shares: the deployment, its base persona and template roots."""
+        from ..config import _env_template_roots
+        from ..providers.env import check_deployment
+
+        deployment = deployment if deployment is not None else os.environ.get("PROFILES_DEPLOYMENT") or None
+        if deployment is not None:
+            check_deployment(deployment)
+        base = self.base.for_deployment(deployment) if self.base is not None else None
+        return _Run(deployment, base, _env_template_roots())
+
     def _build(
         self,
         profile_id: Any,
@@ -530,26 +527,50 @@ class DatasetProfileFactory(ProfileFactory):
         variables: dict[str, Any],
         columns: Mapping[str, str | None],
         fallbacks: Mapping[str, str],
+        run: _Run,
     ) -> Profile:
         from ..profile import build_profile
 
-        data = {**self._base_data, **values}
-        for name, value in fallbacks.items():
-            data.setdefault(name, value)
-        if self.base is not None and self.base.variables:
-            variables = {**self.base.variables, **variables}
-        config = ProfileConfig(**data, variables=variables)
-        base_dir = self.base._base_dir if self.base is not None else None
-        config._base_dir = base_dir
-        config._source_file = self.base.source_file if self.base is not None else None
-        context = Context(deployment=os.environ.get("PROFILES_DEPLOYMENT") or None, base_dir=base_dir)
+        base = run.base
+        if base is None:
+            config = ProfileConfig(**{**fallbacks, **values}, variables=variables)
+        else:
+            # only the row's own values are validated; the base's were, once, when it was loaded
+            checked = ProfileConfig(**values, variables=variables, factory=_check_only)
+            update: dict[str, Any] = {name: getattr(checked, name) for name in values}
+            for name, value in fallbacks.items():
+                if name not in update and getattr(base, name) in (None, ""):
+                    update[name] = value
+            missing = [name for name in REQUIRED_FIELDS if update.get(name, getattr(base, name)) in (None, "")]
+            if missing:
+                raise ConfigError(
+                    [ConfigIssue("is required", name, loc=(name,), code="identity_missing") for name in missing]
+                )
+            if variables:
+                update["variables"] = {**base.variables, **variables}
+            update["deployments"] = {}
+            config = base.model_copy(update=update)
+        context = Context(deployment=run.deployment, base_dir=config._base_dir)
         resolved = config.resolve(context)
         where = f"dataset:{self.label}:{raw.line}" if raw.line is not None else f"dataset:{self.label}"
         for name in values:
             column = columns.get(name)
             origin = f"{where} row {raw.row}" + (f" column {column}" if column else f" template {name}")
             resolved[name] = Resolved(resolved[name].value, origin)
-        return build_profile(config, profile_id, resolved, literal=values.keys())
+        roots = (*config.template_roots, *run.roots)
+        return build_profile(config, profile_id, resolved, template_roots=roots, literal=values.keys())
+
+
+@dataclass(frozen=True)
+class _Run:
+    deployment: str | None
+    base: ProfileConfig | None
+    roots: tuple[Path, ...]
+
+
+def _check_only(*args: Any, **kwargs: Any) -> None:
+    """Stands in as a factory while a row's values are checked alone, so name and role may be absent."""
+    return None
 
 
 class ProfileStream(Iterator["Profile"]):

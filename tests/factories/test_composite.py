@@ -24,9 +24,7 @@ class Fixed(ProfileFactory):
         self.shared = shared
         self.calls = []
 
-    def create_profile(
-        self, profile_id=None, *, name=None, role=None, goal=None, language=None, model=None, **options
-    ):
+    def create_profile(self, profile_id=None, *, name=None, role=None, goal=None, language=None, model=None, **options):
         self.calls.append((profile_id, name))
         fields = self.known.get(profile_id)
         if fields is None:
@@ -84,9 +82,7 @@ def test_merge_fills_only_empty_fields_in_order():
 
 def test_merge_keeps_templates_variables_and_provenance():
     """merge: own templates per kind and variables per name follow the same first-wins rule."""
-    early = Fixed(
-        {"a": {"variables": {"tone": "warm"}, "templates": {"user": {"inline": "Early {{ tone }}"}}}}
-    )
+    early = Fixed({"a": {"variables": {"tone": "warm"}, "templates": {"user": {"inline": "Early {{ tone }}"}}}})
     late = Fixed(
         {
             "a": {
@@ -147,9 +143,7 @@ def test_merge_keeps_dataset_cells_literal():
 
 def test_create_profiles_lists_the_first_factory_and_completes_it(write):
     """Without ids the first factory decides which profiles exist; merge fills each by id."""
-    dataset = DatasetProfileFactory(
-        write("p.csv", "id,name,role\na,Ada,Analyst\nb,Bob,Builder\n"), id_column="id"
-    )
+    dataset = DatasetProfileFactory(write("p.csv", "id,name,role\na,Ada,Analyst\nb,Bob,Builder\n"), id_column="id")
     goals = Fixed({"a": {"goal": "Count"}, "z": {"goal": "Never listed"}})
     merged = list(CompositeProfileFactory([dataset, goals], mode="merge").create_profiles())
     assert [(p.profile_id, p.get_name(), p.get_goal()) for p in merged] == [
@@ -211,3 +205,11 @@ def test_new_names_are_exported_lazily():
         assert module.__all__ == sorted(module.__all__)
         for name in ("CompositeProfileFactory", "DatasetProfileFactory", "DatasetRowError", "RowIssue"):
             assert name in module.__all__ and getattr(module, name).__name__ == name
+
+
+def test_merge_takes_tools_from_the_first_profile_with_any():
+    """Tools come whole from the first profile that has tools."""
+    tool = {"name": "search", "description": "Search the web", "parameters": {"type": "object", "properties": {}}}
+    early, late = Fixed({"a": {}}), Fixed({"a": {"tools": [tool]}})
+    merged = CompositeProfileFactory([early, late], mode="merge").create_profile("a")
+    assert [item.name for item in merged.tools] == ["search"]

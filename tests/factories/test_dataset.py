@@ -56,9 +56,8 @@ def test_provenance_names_file_line_row_and_column(example):
     profile = example.create_profile("c-002")
     assert profile.provenance["language"].endswith("customers.csv:3 row 2 column language")
     assert profile.provenance["goal"].endswith("row 2 template goal")
-    assert profile.provenance["role"].startswith("yaml:") and profile.provenance["role"].endswith(
-        "support_agent.yaml"
-    )
+    assert profile.provenance["role"].startswith("yaml:")
+    assert profile.provenance["role"].endswith("support_agent.yaml:4")  # the line of `role:`
 
 
 def test_create_profile_by_row_number_without_id_column(write):
@@ -103,8 +102,7 @@ def test_jsonl_rows_numbers_and_bad_lines(write):
     """JSONL: blank lines are not rows; bad JSON and non-objects are reported with row and line."""
     source = write(
         "people.jsonl",
-        '{"name": "Ada", "role": "Analyst"}\n\n{"name": "Grace", "role": \n'
-        '[1, 2]\n{"name": 7, "role": "R"}\n',
+        '{"name": "Ada", "role": "Analyst"}\n\n{"name": "Grace", "role": \n[1, 2]\n{"name": 7, "role": "R"}\n',
     )
     factory = DatasetProfileFactory(source, on_error="collect")
     profiles = list(factory.create_profiles())
@@ -120,9 +118,7 @@ def test_csv_bad_rows_report_row_line_column_and_reason(write):
         "people.csv",
         'id,who,job\n1,Ada,Analyst\n2,"Grace\nHopper",\n3,Alan\n4,,Tester\n5,Linus,"Kernel"\n',
     )
-    factory = DatasetProfileFactory(
-        source, {"name": "who", "role": "job"}, id_column="id", on_error="collect"
-    )
+    factory = DatasetProfileFactory(source, {"name": "who", "role": "job"}, id_column="id", on_error="collect")
     stream = factory.create_profiles()
     assert [profile.profile_id for profile in stream] == ["1", "5"]
     found = [(issue.row, issue.line, issue.column, issue.field) for issue in stream.errors]
@@ -252,9 +248,7 @@ def test_mapping_file_errors_name_file_line_and_fix(write):
     with pytest.raises(ConfigError) as caught:
         load_mapping(path)
     assert f"{path}:4: field 'fields.gaol': not a persona field; did you mean 'goal'?" in str(caught.value)
-    assert load_mapping(write("ok.yaml", "id: cid\nfields: {name: a}\n")) == FieldMapping(
-        {"name": "a"}, "cid"
-    )
+    assert load_mapping(write("ok.yaml", "id: cid\nfields: {name: a}\n")) == FieldMapping({"name": "a"}, "cid")
 
 
 def test_variables_entries_bind_template_variables(write):
@@ -271,9 +265,7 @@ def test_parquet_is_read_by_record_batch(tmp_path):
     import pyarrow.parquet as pq
 
     path = tmp_path / "people.parquet"
-    table = pa.table(
-        {"id": list(range(1, 2501)), "name": [f"P{n}" for n in range(1, 2501)], "role": ["R"] * 2500}
-    )
+    table = pa.table({"id": list(range(1, 2501)), "name": [f"P{n}" for n in range(1, 2501)], "role": ["R"] * 2500})
     pq.write_table(table, path, row_group_size=1000)
     factory = DatasetProfileFactory(path, id_column="id")
     profiles = list(factory.create_profiles())
@@ -307,3 +299,26 @@ def test_base_with_a_factory_is_refused():
     base = ProfileConfig(factory=lambda *args, **kwargs: None)
     with pytest.raises(FactoryError, match="base persona"):
         DatasetProfileFactory([], base=base)
+
+
+def test_base_deployment_overlay_applies_and_rows_still_win(write, monkeypatch):
+    """The base persona's overlay for PROFILES_DEPLOYMENT applies to every row; cells win over it."""
+    base = write(
+        "base.yaml", "name: Agent\nrole: Helper\ngoal: Help\ndeployments:\n  prod: {role: Prod helper, goal: Ship}\n"
+    )
+    source = write("rows.csv", "name,goal\nAda,\nGrace,Sail\n")
+    monkeypatch.setenv("PROFILES_DEPLOYMENT", "prod")
+    ada, grace = DatasetProfileFactory(source, base=base).create_profiles()
+    assert (ada.get_name(), ada.get_role(), ada.get_goal()) == ("Ada", "Prod helper", "Ship")
+    assert grace.get_goal() == "Sail" and ada.provenance["role"].startswith("overlay prod")
+    monkeypatch.delenv("PROFILES_DEPLOYMENT")
+    (plain, _) = DatasetProfileFactory(source, base=base).create_profiles()
+    assert plain.get_role() == "Helper"
+
+
+def test_base_template_roots_are_searched(write, tmp_path):
+    """A base persona's template_roots serve the rows' prompts."""
+    write("tpl/default/en/user.j2", "Ticket for {{ name }}: {{ question }}")
+    base = write("base.yaml", "name: Agent\nrole: Helper\ntemplate_roots: [tpl]\n")
+    (profile,) = DatasetProfileFactory([{"name": "Ada"}], base=base).create_profiles()
+    assert profile.format_user_prompt("Refund") == "Ticket for Ada: Refund"

@@ -64,7 +64,14 @@ def test_unknown_attribute_fails_loudly(renderer):
 
 
 def test_sentence_filter(renderer):
-    out = render(renderer, "{{ a|sentence }}|{{ b|sentence }}|{{ c|sentence('。') }}|{{ d|sentence }}", a="Hi.", b="Hi", c="你好", d=None)
+    out = render(
+        renderer,
+        "{{ a|sentence }}|{{ b|sentence }}|{{ c|sentence('。') }}|{{ d|sentence }}",
+        a="Hi.",
+        b="Hi",
+        c="你好",
+        d=None,
+    )
     assert out == "Hi.|Hi.|你好。|"
 
 

@@ -32,7 +32,13 @@ def test_bundled_layout():
 
 @pytest.mark.parametrize(
     ("language", "chain"),
-    [(None, ("en",)), ("en", ("en",)), ("zh", ("zh", "en")), ("zh-TW", ("zh-TW", "zh", "en")), ("zh_tw", ("zh-TW", "zh", "en"))],
+    [
+        (None, ("en",)),
+        ("en", ("en",)),
+        ("zh", ("zh", "en")),
+        ("zh-TW", ("zh-TW", "zh", "en")),
+        ("zh_tw", ("zh-TW", "zh", "en")),
+    ],
 )
 def test_locale_chain(language, chain):
     assert locale_chain(language) == chain

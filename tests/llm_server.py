@@ -1,0 +1,248 @@
+"""A real chat-completions server on 127.0.0.1 that replays scripted replies, for tests.
+
+Testing the chat client against mocks would miss what breaks in practice: headers, status codes,
+timeouts on a real socket, concurrency. This server speaks enough of the OpenAI protocol
+(``POST /v1/chat/completions``, also ``/chat/completions``) and answers each request with the next
+scripted item:
+
+- a string: a normal reply with that content (``id``, ``model``, ``choices``, ``usage`` and an
+  ``x-request-id`` header), or a :class:`Reply` to set the finish reason, a delay, etc.;
+- a :class:`Status`: that status code with optional headers and body (429 with ``Retry-After``, 500);
+- a :class:`Stall`: no answer for longer than the client waits (a timeout);
+- an :class:`Empty`: a 200 with ``choices: []`` or with empty content;
+- a callable taking the request body and returning one of the above, to answer by content.
+
+It records every request body and the highest number of requests handled at once. It serves at
+most :data:`MAX_REQUESTS` requests and stops when the test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status"]
+
+#: Requests one server answers before refusing all others, so a retry loop gone wrong ends.
+MAX_REQUESTS = 200
+
+#: Paths that reach the chat endpoint: base URLs with and without ``/v1`` both work.
+CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A successful chat completion."""
+
+    content: str
+    finish_reason: str = "stop"
+    model: str | None = None  # None: echo the model asked for
+    delay: float = 0.0  # seconds to wait before answering, to make requests overlap
+    request_id_header: bool = True  # False: only the body's ``id`` names the request
+
+
+@dataclass(frozen=True)
+class Status:
+    """An HTTP error status, e.g. ``Status(429, {"Retry-After": "0.05"})``."""
+
+    code: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | dict[str, Any] = ""
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Hold the request for ``seconds`` (longer than the client's timeout) before answering."""
+
+    seconds: float = 2.0
+
+
+@dataclass(frozen=True)
+class Empty:
+    """A 200 with no usable reply: ``choices: []`` or empty content."""
+
+    no_choices: bool = False
+    finish_reason: str = "stop"
+
+
+Item = str | Reply | Status | Stall | Empty | Callable[[dict[str, Any]], Any]
+
+
+class ChatServer:
+    """A scripted chat-completions server; use as a context manager or call start() and stop()."""
+
+    def __init__(self) -> None:
+        self._script: deque[Item] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self._count = 0
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self.max_in_flight = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+        host, port = self._httpd.server_address[:2]
+        self.root_url = f"http://{host}:{port}"
+        self.url = self.root_url + "/v1"
+
+    def script(self, *items: Item) -> ChatServer:
+        """Queue replies, answered in order, one per request."""
+        with self._lock:
+            self._script.extend(items)
+        return self
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not used yet."""
+        with self._lock:
+            return len(self._script)
+
+    def start(self) -> ChatServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes stalled handlers
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> ChatServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- serving ---------------------------------------------------------------------------
+
+    def _next(self, body: dict[str, Any]) -> tuple[int, Item | None]:
+        with self._lock:
+            self._count += 1
+            number = self._count
+            if number > MAX_REQUESTS:
+                return number, None
+            self.requests.append(body)
+            item = self._script.popleft() if self._script else None
+        while callable(item):
+            item = item(body)
+        return number, item
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+                path = self.path.split("?", 1)[0].rstrip("/")
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                if path not in CHAT_PATHS:
+                    self._send(404, {"error": {"message": f"no route {path}"}})
+                    return
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    self._send(400, {"error": {"message": "body is not JSON"}})
+                    return
+                with server._lock:
+                    server.paths.append(path)
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    server._in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server._in_flight)
+                self._counted = True
+                try:
+                    number, item = server._next(body)
+                    self._answer(number, item, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeout): nothing to tell it
+                finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # called before the answer goes out: once the client has it, it may send the next
+                # request before this thread runs again, and that must not count as overlap
+                if getattr(self, "_counted", False):
+                    self._counted = False
+                    with server._lock:
+                        server._in_flight -= 1
+
+            def _answer(self, number: int, item: Item | None, body: dict[str, Any]) -> None:
+                if item is None:
+                    self._send(410, {"error": {"message": "no scripted reply left for this request"}})
+                    return
+                if isinstance(item, str):
+                    item = Reply(item)
+                if isinstance(item, Status):
+                    payload = item.body if isinstance(item.body, str) else json.dumps(item.body)
+                    self._send(item.code, payload, item.headers)
+                    return
+                if isinstance(item, Stall):
+                    if server._stopping.wait(item.seconds):
+                        return
+                    item = Reply("too late")
+                model = body.get("model", "unknown")
+                request_id = f"req-{number}"
+                headers = {"x-request-id": request_id}
+                if isinstance(item, Empty):
+                    message = {"role": "assistant", "content": ""}
+                    choices = (
+                        []
+                        if item.no_choices
+                        else [{"index": 0, "message": message, "finish_reason": item.finish_reason}]
+                    )
+                    self._send(200, _completion(number, model, choices), headers)
+                    return
+                if not isinstance(item, Reply):
+                    raise TypeError(f"cannot answer with {item!r}")
+                if item.delay and server._stopping.wait(item.delay):
+                    return
+                choices = [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": item.content},
+                        "finish_reason": item.finish_reason,
+                    }
+                ]
+                self._send(
+                    200,
+                    _completion(number, item.model or model, choices),
+                    headers if item.request_id_header else {},
+                )
+
+            def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
+                self._leave()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def _completion(number: int, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 1_700_000_000 + number,
+        "model": model,
+        "choices": choices,
+        "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+    }

@@ -1,0 +1,102 @@
+"""The `profiles` command: output, exit codes and clean error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from profiles.cli import cli
+
+BAD = "name: Aristotle\nrole: Summarizer\ngoal: [a, b]\ncolour: blue\nrole: Other\n"
+
+
+def test_render_summarizer(runner, configs):
+    result = runner.invoke(cli, ["render", str(configs / "summarizer.yaml"), "--question", "What changed?"])
+    assert result.exit_code == 0, result.output
+    assert "===== system prompt =====" in result.output and "===== user prompt =====" in result.output
+    assert "You are Aristotle." in result.output and "Question: What changed?" in result.output
+
+
+def test_render_one_kind_json_and_vars(runner, configs):
+    result = runner.invoke(
+        cli, ["render", str(configs / "planner.yaml"), "--var", "agents=Searcher, Coder", "--kind", "system", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    prompts = json.loads(result.output)
+    assert list(prompts) == ["system"] and "Searcher, Coder" in prompts["system"]
+
+
+def test_render_language_option(runner, configs):
+    result = runner.invoke(cli, ["render", str(configs / "summarizer.yaml"), "--language", "zh", "--kind", "system"])
+    assert result.exit_code == 0 and result.output.startswith("你是Aristotle。")
+
+
+def test_render_strict(runner, configs):
+    args = ["render", str(configs / "summarizer.yaml"), "--var", "colour=red", "--strict"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and "strict mode" in result.output
+
+
+def test_missing_variable_is_one_clean_error(runner, configs):
+    result = runner.invoke(cli, ["render", str(configs / "planner.yaml"), "--kind", "system"])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: field 'expand_prompt' line 1 uses 'agents'")
+    assert "Traceback" not in result.output
+
+
+def test_bad_var_syntax(runner, configs):
+    result = runner.invoke(cli, ["render", str(configs / "planner.yaml"), "--var", "agents"])
+    assert result.exit_code == 2 and "is not KEY=VALUE" in result.output
+
+
+def test_validate_examples(runner, configs):
+    result = runner.invoke(cli, ["validate", str(configs)])
+    assert result.exit_code == 0, result.output
+    assert "ok " in result.output and "summarizer.yaml" in result.output
+
+
+def test_validate_lists_every_problem(runner, configs, write):
+    bad = write("bad.yaml", BAD)
+    other = write("other.yaml", "name: x\n")
+    result = runner.invoke(cli, ["validate", str(configs / "summarizer.yaml"), str(bad), str(other)])
+    assert result.exit_code == 2
+    assert f"{bad}:3:7: field 'goal'" in result.output
+    assert f"{bad}:4:1: field 'colour': unknown field" in result.output
+    assert f"{bad}:5:1: field 'role': duplicate key" in result.output
+    assert f"{other}:1:1: field 'role': is required" in result.output
+
+
+def test_validate_empty_folder(runner, tmp_path):
+    result = runner.invoke(cli, ["validate", str(tmp_path)])
+    assert result.exit_code == 2 and "no persona files" in result.output
+
+
+def test_render_missing_file(runner, tmp_path):
+    result = runner.invoke(cli, ["render", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "file not found" in result.output
+
+
+def test_schema_matches_committed_file(runner, configs):
+    result = runner.invoke(cli, ["schema"])
+    assert result.exit_code == 0
+    committed = json.loads((configs.parent / "schema" / "persona.schema.json").read_text())
+    assert json.loads(result.output) == committed
+
+
+def test_help_shows_examples(runner):
+    result = runner.invoke(cli, ["--help"])
+    assert result.exit_code == 0 and "profiles render" in result.output
+    for command in ("render", "validate", "schema"):
+        assert command in result.output
+
+
+def test_console_entry_point_has_no_traceback(tmp_path):
+    """Run as a real process: the error is one line on stderr and the status is 2."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    proc = subprocess.run(
+        [sys.executable, "-m", "profiles", "render", str(bad)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("Error: 3 problems:") and "Traceback" not in proc.stderr

@@ -1,0 +1,79 @@
+"""Every example in README.md runs and does what the text says.
+
+Python blocks run as written from the repository's root. In bash blocks, each `profiles …`
+line runs through the CLI and must exit 0, or 2 where the block is marked `<!-- exit 2 -->`.
+The first two commands are the project's install-and-run commands, checked against `.ci/run`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from profiles.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+BLOCK = re.compile(r"(?:<!-- exit (\d) -->\n)?```(\w+)\n(.*?)```", re.S)
+BLOCKS = [(int(code or 0), lang, body) for code, lang, body in BLOCK.findall(README)]
+PYTHON = [body for _, lang, body in BLOCKS if lang == "python"]
+COMMANDS = [
+    (code, line)
+    for code, lang, body in BLOCKS
+    if lang == "bash"
+    for line in body.splitlines()
+    if line.startswith("profiles ")
+]
+
+
+def test_readme_has_examples():
+    assert len(PYTHON) >= 4 and len(COMMANDS) >= 5
+
+
+@pytest.mark.parametrize("source", PYTHON, ids=[f"python-{index}" for index in range(len(PYTHON))])
+def test_python_example(source, monkeypatch):
+    monkeypatch.chdir(REPO)
+    exec(compile(source, "README.md", "exec"), {"__name__": "readme"})
+
+
+@pytest.mark.parametrize(("code", "line"), COMMANDS, ids=[line for _, line in COMMANDS])
+def test_cli_example(runner, monkeypatch, code, line):
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(cli, shlex.split(line)[1:])
+    assert result.exit_code == code, result.output
+    assert result.output.strip()
+
+
+def test_yaml_example_is_a_valid_persona(tmp_path):
+    """The persona shown under 'Persona files' loads (its commented template file aside)."""
+    from profiles.loader import parse_profiles
+
+    yaml_blocks = [body for _, lang, body in BLOCKS if lang == "yaml"]
+    (config,) = parse_profiles(yaml_blocks[0], base_dir=tmp_path)
+    profile = config.create_profile()
+    assert profile.format_user_prompt("Go") == "Task: Go"
+    assert "3. " not in profile.format_system_prompt() and "2. Keep the summary" in profile.format_system_prompt()
+
+
+def test_error_example_matches_real_output(runner, tmp_path):
+    """The three-problem error shown in the README is what the CLI prints for that file."""
+    shown = re.search(r"```text\n(Error: 3 problems:.*?)```", README, re.S).group(1)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: Aristotle\nrole: Summarizer\ngoal:\n  - a\n  - b\ncolour: blue\nrole: Other\n")
+    result = runner.invoke(cli, ["validate", str(bad)], catch_exceptions=False)
+    assert result.exit_code == 2
+    for shown_line in shown.strip().splitlines()[1:]:
+        prefix = shown_line.strip().split("…")[0].replace("bad.yaml", str(bad))
+        assert prefix in result.output, (prefix, result.output)
+
+
+def test_setup_commands_match_ci():
+    """The README opens with the two commands, and CI runs the second one as written."""
+    commands = [body.strip() for _, lang, body in BLOCKS[:2]]
+    assert "pip install ." in commands[0] and "profiles render profile_configs/summarizer.yaml" in commands[0]
+    assert commands[1].endswith("&& pytest") and 'pip install -e ".[test]"' in commands[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert commands[1] in ci
