@@ -10,8 +10,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    BatchError,
     ConfigError,
     ConfigIssue,
+    DatasetRowError,
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
@@ -20,6 +22,7 @@ from .errors import (
     ReplyError,
     ResolutionError,
     ResourceError,
+    RowIssue,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -42,9 +45,7 @@ _LAZY = {
     "ProfileFactory": "factories.base",
     "CompositeProfileFactory": "factories.composite",
     "DatasetProfileFactory": "factories.dataset",
-    "DatasetRowError": "factories.dataset",
     "FieldMapping": "factories.dataset",
-    "RowIssue": "factories.dataset",
     "load_mapping": "factories.dataset",
     "ReactAction": "react",
     "ReactAnswer": "react",
@@ -62,6 +63,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "BatchError",
     "CompositeProfileFactory",
     "ConfigError",
     "ConfigInfo",
@@ -116,7 +118,7 @@ if TYPE_CHECKING:
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
-    from .factories.dataset import DatasetProfileFactory, DatasetRowError, FieldMapping, RowIssue, load_mapping
+    from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .provenance import ExplainRow, explain

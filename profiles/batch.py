@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import FactoryError, ProfilesError
+from .errors import BatchError, ProfilesError
 
 if TYPE_CHECKING:
     from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
@@ -51,10 +51,6 @@ CHUNK_SECONDS = 1.0
 #: Issues a report keeps for display; all of them go to the errors file.
 SHOWN_ISSUES = 20
 CHECKPOINT_VERSION = 1
-
-
-class BatchError(FactoryError):
-    """Raised when a batch cannot start or continue: a bad option, output or checkpoint."""
 
 
 @dataclass(frozen=True)

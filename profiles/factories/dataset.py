@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..config import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS, ProfileConfig
 from ..context import Context, Resolved
-from ..errors import ConfigError, ConfigIssue, FactoryError, ProfilesError, RenderError
+from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
 
@@ -63,50 +63,6 @@ MAX_MAPPED_CHARS = 20_000
 
 OnError = Literal["raise", "skip", "collect"]
 _ON_ERROR = ("raise", "skip", "collect")
-
-
-@dataclass(frozen=True)
-class RowIssue:
-    """One problem in one dataset row: which row, where in the file, which column, and why."""
-
-    row: int
-    message: str
-    source: str = "<rows>"
-    line: int | None = None
-    column: str | None = None
-    field: str | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.source}:{self.line}" if self.line is not None else self.source
-        parts = [f"row {self.row}"]
-        if self.column:
-            parts.append(f"column {self.column!r}")
-        if self.field and self.field != self.column:
-            parts.append(f"field {self.field!r}")
-        return f"{where}: {', '.join(parts)}: {self.message}"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The issue as plain data, for a JSON report."""
-        return {
-            "row": self.row,
-            "line": self.line,
-            "column": self.column,
-            "field": self.field,
-            "message": self.message,
-            "source": self.source,
-        }
-
-
-class DatasetRowError(FactoryError):
-    """Raised (with `on_error="raise"`) for the first bad row; `issues` holds its problems."""
-
-    def __init__(self, issues: list[RowIssue]) -> None:
-        self.issues = list(issues)
-        if len(self.issues) == 1:
-            text = str(self.issues[0])
-        else:
-            text = f"{len(self.issues)} problems:\n" + "\n".join(f"  {issue}" for issue in self.issues)
-        super().__init__(text + "\n(fix the row, or pass on_error='skip' / --on-error skip to leave bad rows out)")
 
 
 @dataclass(frozen=True)
