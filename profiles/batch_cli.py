@@ -45,7 +45,13 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
 )
 @click.option("--render", is_flag=True, help="Also render each persona's system and user prompts.")
 @click.option("--question", "-q", help="The question the rendered prompts answer.")
-@click.option("--shard", callback=_shard, metavar="I/N", help="Make only shard I of N (0-based), e.g. 0/3.")
+@click.option(
+    "--shard",
+    callback=_shard,
+    metavar="I/N",
+    help="Make only shard I of N (0-based, e.g. 0/3): rows whose id's CRC-32 modulo N is I, or row number "
+    "minus one without an id column.",
+)
 @click.option("--resume", is_flag=True, help="Continue an interrupted batch from its checkpoint.")
 @click.option("--force", is_flag=True, help="Start over, replacing an earlier batch's output.")
 @click.option(
