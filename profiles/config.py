@@ -216,6 +216,7 @@ class ProfileConfig(BaseModel):
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source_file: str | None = PrivateAttr(default=None)
+    _origin: str | None = PrivateAttr(default=None)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -225,9 +226,18 @@ class ProfileConfig(BaseModel):
 
     @classmethod
     def from_data(
-        cls, data: Mapping[str, Any], *, base_dir: Path | None = None, source_file: str | None = None
+        cls,
+        data: Mapping[str, Any],
+        *,
+        base_dir: Path | None = None,
+        source_file: str | None = None,
+        origin: str | None = None,
     ) -> ProfileConfig:
         """Validate parsed data whose template files live in `base_dir`.
+
+        `origin` is the source a profile's provenance gives for the literal values, when they came
+        from somewhere other than a file (`llm:<model> request <id> prompt <hash>`); by default it
+        is `yaml:<source_file>`, or `literal`.
 
         Raises:
             ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
@@ -239,6 +249,7 @@ class ProfileConfig(BaseModel):
             _BASE_DIR.reset(token)
         config._base_dir = base_dir
         config._source_file = source_file
+        config._origin = origin
         return config
 
     @model_validator(mode="wrap")
@@ -368,7 +379,7 @@ class ProfileConfig(BaseModel):
             raise ConfigError(
                 f"cannot override unknown field(s) {', '.join(unknown)}; fields are {', '.join(PROFILE_FIELDS)}"
             )
-        where = f"yaml:{self._source_file}" if self._source_file else "literal"
+        where = self._origin or (f"yaml:{self._source_file}" if self._source_file else "literal")
         # language and model come first: every other field is resolved for them
         order = ("language", "model", *(field for field in PROFILE_FIELDS if field not in ("language", "model")))
         resolved: dict[str, Resolved] = {}
