@@ -32,6 +32,7 @@ _LAZY = {
     "DefaultProfile": "profile",
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
+    "LLMProfileFactory": "factories.llm",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
@@ -53,6 +54,7 @@ __all__ = [
     "DynConfig",
     "EnvProvider",
     "FactoryError",
+    "LLMProfileFactory",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from .context import Context, Resolved
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
+    from .factories.llm import LLMProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .providers import register_provider
