@@ -148,6 +148,11 @@ def schema() -> None:
     click.echo(json.dumps(persona_schema(), indent=2, ensure_ascii=False))
 
 
+from .generate import generate  # noqa: E402 (a command in its own module, registered here)
+
+cli.add_command(generate)
+
+
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:

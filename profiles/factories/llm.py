@@ -611,7 +611,11 @@ def _validate(item: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def _example_data(example: Mapping[str, Any] | ProfileConfig, index: int) -> dict[str, Any]:
-    """An example persona as the plain generated fields the prompt shows."""
+    """An example persona as the plain generated fields the prompt shows.
+
+    Dynamic fields and texts holding template marks are left out: the model is asked for plain
+    text, and a provider's value may be a secret.
+    """
     from profiles.config import ProfileConfig
     from profiles.dynconfig import ConfigInfo
 
@@ -629,10 +633,18 @@ def _example_data(example: Mapping[str, Any] | ProfileConfig, index: int) -> dic
         raise FactoryError(
             f"example persona {index} is {type(example).__name__}; give a dict of fields or a ProfileConfig."
         )
+    from profiles.rendering.renderer import has_template_syntax
+
     data: dict[str, Any] = {}
     for name in GENERATED_FIELDS:
         value = getattr(example, name)
         if value is None or isinstance(value, ConfigInfo):  # dynamic values are not shown to a model
             continue
-        data[name] = list(value) if isinstance(value, tuple) else value
+        # template marks are left out: the prompt tells the model to write none
+        if isinstance(value, tuple):
+            value = [item for item in value if not has_template_syntax(item)]
+        elif has_template_syntax(value):
+            continue
+        if value:
+            data[name] = value
     return data
