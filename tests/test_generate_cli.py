@@ -179,3 +179,24 @@ def test_progress_shows_only_on_a_terminal(monkeypatch):
     assert _progress().disable
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert not _progress().disable
+
+
+def test_readme_command(runner, chat_server, tmp_path, monkeypatch, configs):
+    """The README's command runs as written against a server at the URL it names."""
+    import re
+    import shlex
+
+    readme = (configs.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Generating personas with an LLM", 1)[1]
+    (command,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    args = shlex.split(command.replace("\\\n", " ").replace("http://localhost:8000/v1", chat_server.url))
+    assert args[0] == "profiles"
+    monkeypatch.chdir(configs.parent)
+    args = [str(tmp_path / arg) if arg in ("rules.txt", "personas.jsonl") else arg for arg in args]
+    (tmp_path / "rules.txt").write_text("Staff of a small bookshop.", encoding="utf-8")
+    reply = lambda body: json.dumps([{"name": f"P{body['seed']}-{i}", "role": "r"} for i in range(5)])  # noqa: E731
+    chat_server.script(*[reply] * 4)
+    result = runner.invoke(cli, args[1:])
+    assert result.exit_code == 0, result.output
+    lines = read_jsonl(tmp_path / "personas.jsonl")
+    assert len(lines) == 20 and lines[0]["name"] == "P1-0" and lines[-1]["_origin"]["seed"] == 4

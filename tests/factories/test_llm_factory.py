@@ -420,3 +420,34 @@ def test_module_exports_and_stays_light():
     code = "import sys, profiles.factories.llm\nprint(sorted(m for m in ('httpx', 'json_repair') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the README's example -------------------------------------------------------------------
+
+
+def readme_section_block(lang: str) -> str:
+    """The ```lang block of README.md's section on generating personas."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Generating personas with an LLM", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(rf"```{lang}\n(.*?)```", section, re.S)
+    return block
+
+
+def test_readme_example(chat_server, capsys):
+    """The README's Python example runs as written against a server at the URL it names."""
+    source = readme_section_block("py")
+    assert '"http://localhost:8000/v1"' in source
+    chat_server.script(
+        *[lambda body: json.dumps([{"name": f"Clerk {body['seed']}-{i}", "role": "Clerk"} for i in range(5)])] * 2
+    )
+    exec(compile(source.replace("http://localhost:8000/v1", chat_server.url), "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Clerk 1-0 - Clerk"
+    assert out[1].startswith("   llm:qwen2.5-7b-instruct request req-")
+    assert out[2] == "   1 {'name': 'Clerk 1-0', 'role': 'Clerk'}"
+    assert len(out) == 30
+    assert [body["seed"] for body in chat_server.requests] == [1, 2]
+    assert '"name": "Mara"' in chat_server.requests[0]["messages"][0]["content"]
