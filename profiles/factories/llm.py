@@ -6,11 +6,11 @@ object against :class:`~profiles.config.ProfileConfig`, asks again for the inval
 validation errors (``generate/<locale>/fix.j2``, at most ``max_fix_rounds`` times per batch), drops
 duplicates by normalised name (examples included), and yields profiles as batches complete.
 
-Reproducible by construction: batch ``i`` is sent with seed ``seed + i``, and the batches of one
-wave are built before any of them is sent and read back in batch order, so the same replies give
-the same personas in the same order however the requests overlap. A wave is the set of batches
-needed for the personas still missing; the next wave's prompts name every persona made so far,
-so the model can avoid them.
+Batches run in waves of at most ``max_in_flight``. Every prompt of a wave is built before any
+is sent, naming the personas made so far so the model can avoid them, and the replies are read
+back in batch order. With batch ``i`` sent with seed ``seed + i``, the same replies therefore give
+the same personas in the same order however the requests overlap (for the same ``batch_size``
+and ``max_in_flight``).
 
 Generated objects may set only plain text fields (:data:`GENERATED_FIELDS`): a model's reply must
 never name a template file, a provider key (which could pull a secret from the environment into a
@@ -189,7 +189,8 @@ class LLMProfileFactory(ProfileFactory):
             becomes each profile's language.
         client: a ready :class:`ChatClient` (its timeouts, retries and backoff are used as they are).
         max_batches: batch requests a run may send before it gives up; by default twice the
-            batches the count needs, plus two.
+            batches the count needs, plus two. Each batch adds at most ``max_fix_rounds`` fix
+            requests, and the client retries each request on its own terms.
         timeout: seconds to wait for one reply, when the factory makes its own client.
         temperature: sampling temperature; the server's default when None.
         template_dirs: folders searched for ``generate/<locale>/personas.j2`` and ``fix.j2`` before
@@ -376,7 +377,8 @@ class LLMProfileFactory(ProfileFactory):
             while made < target:
                 if sent >= max_batches:
                     raise self._exhausted(stats, max_batches)
-                sizes = _split(target - made, self.batch_size)[: max_batches - sent]
+                wave = min(self.max_in_flight, max_batches - sent)
+                sizes = _split(target - made, self.batch_size)[:wave]
                 avoid = list(taken.values())[-MAX_AVOID_NAMES:]
                 jobs = [
                     self._job(sent + offset, size, avoid, hints, language) for offset, size in enumerate(sizes)

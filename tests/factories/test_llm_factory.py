@@ -245,6 +245,17 @@ def test_requests_in_flight_are_bounded(chat_server):
     assert 2 <= chat_server.max_in_flight <= 3
 
 
+def test_later_waves_name_the_personas_made(chat_server):
+    """Batches run in waves of max_in_flight; a wave's prompts name every persona made before it."""
+    chat_server.script(*[(lambda body: personas(f"P{body['seed']}"))] * 4)
+    factory = make_factory(chat_server, count=4, batch_size=1, seed=0, max_in_flight=2)
+    assert names(factory) == ["P0", "P1", "P2", "P3"]
+    prompts = {body["seed"]: last_user_message(body) for body in chat_server.requests}
+    assert "These names are taken" not in prompts[0] + prompts[1]
+    assert prompts[2] == prompts[3]
+    assert "These names are taken; use none of them, nor a variant of one:\nP0, P1\n" in prompts[2]
+
+
 def _by_seed(body: dict) -> Reply:
     """Answer by seed, slower for some seeds so replies arrive out of order; names collide across seeds."""
     seed = body["seed"]
