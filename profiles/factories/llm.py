@@ -397,8 +397,8 @@ class LLMProfileFactory(ProfileFactory):
                     for candidate in result.candidates:
                         key = normalise_name(candidate.data["name"])
                         if dedupe and key in taken:
-                            stats.duplicates += 1
-                            _note(stats, f"duplicate name {candidate.data['name']!r} dropped")
+                            stats.duplicates += 1  # counted in the summary, not listed: they crowd out causes
+                            logger.info("duplicate persona %r dropped", candidate.data["name"])
                             continue
                         taken[key] = candidate.data["name"]
                         profile_id = ids[made]

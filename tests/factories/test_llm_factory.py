@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from profiles.config import ProfileConfig
 from profiles.errors import ConfigError, FactoryError
 from profiles.factories.chat import ChatClient
 from profiles.factories.json_reply import prompt_hash
-from profiles.factories.llm import GENERATED_FIELDS, GeneratedProfile, LLMProfileFactory, Origin
+from profiles.factories.llm import GENERATED_FIELDS, GeneratedProfile, LLMProfileFactory, Origin, _split, _validate
 from tests.llm_server import ChatServer, Empty, Reply, Stall, Status
 
 SECRET = "sk-test-4kQ9zPv1Lm"
@@ -431,6 +433,41 @@ def test_module_exports_and_stays_light():
     code = "import sys, profiles.factories.llm\nprint(sorted(m for m in ('httpx', 'json_repair') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- validation of any object a model may write ---------------------------------------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=10,
+)
+_field_names = st.sampled_from([*GENERATED_FIELDS, "templates", "variables", "factory", "model", "age"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_field_names, _json_values | st.text(min_size=1, max_size=30), max_size=6))
+def test_validate_accepts_only_plain_personas(item):
+    """Any JSON object either gets problems to send back, or plain fields that make a valid persona."""
+    data, problems = _validate(item)
+    assert all(isinstance(problem, str) and problem for problem in problems)
+    if problems:
+        return
+    assert set(data) <= set(GENERATED_FIELDS) and {"name", "role"} <= set(data)
+    for key, value in data.items():
+        if key in ("constraints", "retry_constraints"):
+            assert isinstance(value, list) and all(isinstance(text, str) and text for text in value)
+        else:
+            assert isinstance(value, str) and value == value.strip() and value
+    assert ProfileConfig(**data).name == data["name"]
+
+
+@given(st.integers(0, 500), st.integers(1, 50))
+def test_split_covers_the_total(total, size):
+    """Batch sizes add up to the total, none over the batch size, at most one smaller."""
+    sizes = _split(total, size)
+    assert sum(sizes) == total and all(0 < n <= size for n in sizes)
+    assert sum(n < size for n in sizes) <= 1
 
 
 # -- the README's example -------------------------------------------------------------------
