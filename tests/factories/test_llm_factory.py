@@ -353,14 +353,28 @@ def test_prompt_carries_rules_fields_examples_and_language(chat_server):
     """The bundled prompt holds the rules, field meanings, examples as JSON, the count and the language."""
     chat_server.script(personas("Ada", "Ben"))
     example = ProfileConfig(name="Zed", role="Owner", constraints=["Greet everyone"], expand_prompt="x")
-    factory = make_factory(chat_server, count=2, batch_size=2, examples=[example], language="zh")
+    factory = make_factory(chat_server, count=2, batch_size=2, examples=[example], language="de")
     names(factory)
     prompt = last_user_message(chat_server.requests[0])
     assert prompt.startswith("Write 2 distinct personas for LLM agents, following these rules:\n\n" + RULES)
     assert '- "name" (required): ' in prompt and '- "constraints": a JSON list' in prompt
     assert json.dumps([{"name": "Zed", "role": "Owner", "constraints": ["Greet everyone"]}], indent=2) in prompt
-    assert "Write every text in this language: zh." in prompt
+    assert "Write every text in this language: de." in prompt
     assert prompt.endswith("Reply with only a JSON array of 2 objects, with no prose and no code fences.")
+
+
+@pytest.mark.parametrize("language", ["zh", "zh-TW"])
+def test_chinese_prompts(chat_server, language):
+    """Chinese (and its regional variants) get the Chinese prompts, for the batch and for fixes."""
+    chat_server.script('[{"name": "墨子", "role": 3}]', '[{"name": "墨子", "role": "数据分析师"}]')
+    teacher = {"name": "孔子", "role": "老师"}
+    factory = make_factory(chat_server, rules="数据分析团队。", language=language, examples=[teacher])
+    (profile,) = factory.create_profiles()
+    first, fix = chat_server.requests[1]["messages"][0]["content"], last_user_message(chat_server.requests[1])
+    assert first.startswith("请为 LLM 智能体编写 1 个互不相同的人设，遵循以下规则：\n\n数据分析团队。")
+    assert '"name": "孔子"' in first and "以下名字已被使用" in first
+    assert fix.startswith("你回复中的以下人设无效：") and "expected text, got a number" in fix
+    assert profile.get_role() == "数据分析师" and profile.get_language() == language
 
 
 def test_template_dirs_override_the_prompt(chat_server, tmp_path):
