@@ -15,8 +15,11 @@ from .errors import (
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
+    ReactParseError,
     RenderError,
+    ReplyError,
     ResolutionError,
+    ResourceError,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -30,15 +33,24 @@ _LAZY = {
     "ConfigProvider": "providers.base",
     "Context": "context",
     "DefaultProfile": "profile",
+    "DeploymentOverlay": "config",
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
+    "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
+    "ReactAction": "react",
+    "ReactAnswer": "react",
     "Resolved": "context",
+    "Tool": "tools",
+    "UnknownDeploymentWarning": "deployments",
+    "UnknownModelWarning": "rendering.families",
+    "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
+    "looks_like_credential": "secrets",
     "parse_profiles": "loader",
     "persona_schema": "schema",
     "register_provider": "providers",
@@ -51,8 +63,10 @@ __all__ = [
     "ConfigProvider",
     "Context",
     "DefaultProfile",
+    "DeploymentOverlay",
     "DynConfig",
     "EnvProvider",
+    "ExplainRow",
     "FactoryError",
     "LLMProfileFactory",
     "Profile",
@@ -60,16 +74,26 @@ __all__ = [
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
+    "ReactAction",
+    "ReactAnswer",
+    "ReactParseError",
     "RenderError",
+    "ReplyError",
     "ResolutionError",
     "Resolved",
+    "ResourceError",
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
+    "Tool",
+    "UnknownDeploymentWarning",
+    "UnknownModelWarning",
     "UnknownProviderError",
     "__version__",
+    "explain",
     "load_profile",
     "load_profiles",
+    "looks_like_credential",
     "parse_profiles",
     "persona_schema",
     "register_provider",
@@ -78,15 +102,21 @@ __all__ = [
 if TYPE_CHECKING:
     from .config import ProfileConfig
     from .context import Context, Resolved
+    from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
     from .factories.llm import LLMProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
+    from .provenance import ExplainRow, explain
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .react import ReactAction, ReactAnswer
+    from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
+    from .secrets import looks_like_credential
+    from .tools import Tool
 
 
 def __getattr__(name: str) -> Any:

@@ -57,6 +57,7 @@ def cli() -> None:
     Examples:
       profiles render profile_configs/summarizer.yaml --question "Summarize this"
       profiles validate profile_configs/
+      profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles schema > persona.schema.json
     """
 
@@ -68,11 +69,16 @@ def cli() -> None:
 @click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh, zh-TW.")
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option(
+    "--deployment",
+    "-d",
+    help="The deployment (dev, prod, a customer, …): picks the persona's overlay and .env.<deployment>. "
+    "Default: $PROFILES_DEPLOYMENT.",
+)
+@click.option(
     "--kind",
-    type=click.Choice([*KINDS, "all"]),
     default="all",
     show_default=True,
-    help="Which prompt to render.",
+    help="Which prompt to render: system, user, write_memory, react, a kind from a template root, or all.",
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
@@ -82,6 +88,7 @@ def render(
     variables: tuple[str, ...],
     language: str | None,
     model: str | None,
+    deployment: str | None,
     kind: str,
     strict: bool,
     as_json: bool,
@@ -89,13 +96,25 @@ def render(
     """Render the prompts of the persona in PATH.
 
     \b
-    Example:
+    Examples:
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
+      profiles render profile_configs/summarizer.yaml --deployment prod --kind system
     """
+    import warnings
+
     from .loader import load_profile
 
     given = _parse_vars(variables)
-    profile = load_profile(path).create_profile(language=language, model=model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+    for warning in caught:  # e.g. an unknown model: shown once, without Python's file and line
+        click.echo(f"Warning: {warning.message}", err=True)
+    known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
+    if kind != "all" and kind not in known:
+        raise click.BadParameter(
+            f"{kind!r} is not a prompt kind; known kinds are {', '.join(known)}, all", param_hint="--kind"
+        )
     kinds = KINDS if kind == "all" else (kind,)
     prompts = {}
     for name in kinds:
@@ -103,8 +122,11 @@ def render(
             prompts[name] = profile.format_system_prompt(question, strict=strict, **given)
         elif name == "user":
             prompts[name] = profile.format_user_prompt(question, strict=strict, **given)
-        else:
+        elif name == "write_memory":
             prompts[name] = profile.format_write_memory_prompt(question, strict=strict, **given)
+        else:
+            asked = {"question": question} if question is not None else {}
+            prompts[name] = profile.format_prompt(name, strict=strict, **asked, **given)
     if as_json:
         click.echo(json.dumps(prompts, ensure_ascii=False, indent=2))
         return
@@ -133,6 +155,72 @@ def validate(paths: tuple[Path, ...]) -> None:
         raise ConfigError(problems)
     if not checked:
         raise ConfigError("no persona files (*.yaml, *.yml) found; name a file or a folder that holds some")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option(
+    "--deployment",
+    "-d",
+    help="The deployment to explain the persona for. Default: $PROFILES_DEPLOYMENT.",
+)
+@click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh, zh-TW.")
+@click.option("--model", "-m", help="The model the prompts are for.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
+def explain(path: Path, deployment: str | None, language: str | None, model: str | None, as_json: bool) -> None:
+    """Show each field of the persona in PATH, its value and where it came from.
+
+    Sources read like `yaml:profile_configs/summarizer.yaml:12`, `overlay staging: …:31`,
+    `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod` or `default`. Secrets show as ***.
+
+    \b
+    Example:
+      profiles explain profile_configs/summarizer.yaml --deployment prod
+    """
+    import warnings
+
+    from .provenance import explain as explain_persona
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = explain_persona(path, deployment=deployment, language=language, model=model)
+    for warning in caught:  # e.g. an unknown deployment: shown once, without Python's file and line
+        click.echo(f"Warning: {warning.message}", err=True)
+    if as_json:
+        click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
+        return
+    _print_table(rows)
+
+
+#: Longest value shown in a table cell; `--json` shows values whole.
+TABLE_VALUE_CHARS = 70
+
+
+def _print_table(rows: list[Any]) -> None:
+    from rich.console import Console  # imported here: only `explain` draws tables
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("field", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    table.add_column("source", no_wrap=True)
+    for row in rows:
+        value = row.value
+        if value is None:
+            shown = "-"
+        elif isinstance(value, (list, tuple)):
+            shown = "; ".join(str(item) for item in value)
+        else:
+            shown = str(value)
+        shown = " ".join(shown.split())
+        if len(shown) > TABLE_VALUE_CHARS:
+            shown = shown[: TABLE_VALUE_CHARS - 1] + "…"
+        table.add_row(row.field, shown, row.source, style="dim" if row.value is None else None)
+    # a pipe or a test has no width of its own; wide enough that sources are never cut
+    console = Console(width=None if sys.stdout.isatty() else 200, highlight=False, markup=False)
+    with console.capture() as captured:
+        console.print(table)
+    click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 @cli.command()

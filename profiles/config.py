@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -29,6 +31,7 @@ from pydantic_core import PydanticCustomError
 from .context import Context, Resolved
 from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
 from .errors import ConfigError, ConfigIssue, ProfilesError
+from .secrets import redact
 
 if TYPE_CHECKING:
     from .profile import Profile
@@ -37,6 +40,7 @@ __all__ = [
     "LIST_FIELDS",
     "PROFILE_FIELDS",
     "TEXT_FIELDS",
+    "DeploymentOverlay",
     "ProfileConfig",
     "TemplateSource",
 ]
@@ -165,8 +169,54 @@ def _confined(base_dir: Path, relative: str) -> Path:
     return target
 
 
+def _tool_list(value: Any) -> Any:
+    from .tools import ToolSpecError, parse_tools
+
+    try:
+        return parse_tools(value)
+    except ToolSpecError as exc:
+        if exc.index is None:
+            raise PydanticCustomError("tools_type", "{reason}", {"reason": exc.reason}) from None
+        # list_item_type carries the index, so the issue points at the tool's own line
+        reason = f"tool {exc.name!r}: {exc.reason}" if exc.name else exc.reason
+        context = {"index": exc.index, "reason": reason}
+        raise PydanticCustomError("list_item_type", "{reason}", context) from None
+
+
+def _template_roots(value: Any) -> Any:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise PydanticCustomError(
+            "template_roots_type", "expected a list of folders relative to the persona, e.g. [templates]"
+        )
+    base_dir = _BASE_DIR.get() or Path.cwd()
+    roots = []
+    for index, item in enumerate(value):
+        if isinstance(item, Path) and item.is_absolute() and item.is_dir():
+            roots.append(item)  # already resolved, e.g. a config copied with model_copy
+            continue
+        if not isinstance(item, str) or not item.strip():
+            raise PydanticCustomError(
+                "list_item_type",
+                "is {kind}, expected a folder path",
+                {"index": index, "kind": _type_name(item)},
+            )
+        root = _confined(Path(base_dir), item)
+        if not root.is_dir():
+            raise PydanticCustomError(
+                "list_item_type",
+                "template root '{path}' is not a folder next to the persona; create it or fix the path",
+                {"index": index, "path": item},
+            )
+        roots.append(root)
+    return tuple(roots)
+
+
 #: The folder a persona's template files are read from while it is being validated.
 _BASE_DIR: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
+#: Set while validating a parent persona, which need not have a name and role of its own.
+_PARTIAL: ContextVar[bool] = ContextVar("profiles_partial", default=False)
 
 #: Longest template file read from disk, in bytes.
 MAX_TEMPLATE_BYTES = 1_000_000
@@ -187,14 +237,8 @@ def _read_template(base_dir: Path, relative: str) -> TemplateSource:
     return TemplateSource(text, f"file:{relative}")
 
 
-class ProfileConfig(BaseModel):
-    """A persona: literal values or `DynConfig` fields, validated at construction.
-
-    Unknown fields are refused. Without a factory, `name` and `role` are required. Text fields take
-    a string or a `ConfigInfo`; `constraints` and `retry_constraints` a list of strings or a
-    `ConfigInfo`. `templates` maps a prompt kind to `{file: path}` or `{inline: text}`;
-    `variables` holds defaults for template variables.
-    """
+class _PersonaFields(BaseModel):
+    """The fields a persona and each of its deployment overlays may set, with their validation."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
@@ -212,80 +256,10 @@ class ProfileConfig(BaseModel):
     avatar: Text = None
     templates: dict[str, TemplateSource] = Field(default_factory=dict)
     variables: dict[str, Any] = Field(default_factory=dict)
-    factory: Any = None
-
-    _base_dir: Path | None = PrivateAttr(default=None)
-    _source_file: str | None = PrivateAttr(default=None)
-    _origin: str | None = PrivateAttr(default=None)
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise config_error_from(exc) from None
-
-    @classmethod
-    def from_data(
-        cls,
-        data: Mapping[str, Any],
-        *,
-        base_dir: Path | None = None,
-        source_file: str | None = None,
-        origin: str | None = None,
-    ) -> ProfileConfig:
-        """Validate parsed data whose template files live in `base_dir`.
-
-        `origin` is the source a profile's provenance gives for the literal values, when they came
-        from somewhere other than a file (`llm:<model> request <id> prompt <hash>`); by default it
-        is `yaml:<source_file>`, or `literal`.
-
-        Raises:
-            ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
-        """
-        token = _BASE_DIR.set(base_dir)
-        try:
-            config = cls(**{key: value for key, value in data.items() if isinstance(key, str)})
-        finally:
-            _BASE_DIR.reset(token)
-        config._base_dir = base_dir
-        config._source_file = source_file
-        config._origin = origin
-        return config
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _require_identity(cls, data: Any, handler: Any) -> Any:
-        """Report a missing name or role together with every other problem, not after them."""
-        missing = []
-        if isinstance(data, Mapping) and data.get("factory") is None:
-            missing = [field for field in REQUIRED_FIELDS if data.get(field) in (None, "")]
-        errors: list[Any] = []
-        try:
-            result = handler(data)
-        except ValidationError as exc:
-            # rebuilt from each final message: custom error types cannot be re-raised by name
-            errors = [
-                {
-                    "type": PydanticCustomError(error["type"], _escape(error["msg"]), _plain(error.get("ctx"))),
-                    "loc": error["loc"],
-                    "input": None,
-                }
-                for error in exc.errors(include_url=False)
-            ]
-        for field in missing:
-            errors.append(
-                {
-                    "type": PydanticCustomError(
-                        "identity_missing",
-                        "is required (or give the persona a factory that supplies it)",
-                    ),
-                    "loc": (field,),
-                    "input": None,
-                }
-            )
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        return result
+    tools: Annotated[tuple[Any, ...], BeforeValidator(_tool_list)] = ()
+    requires_resources: bool = False
+    template_roots: Annotated[tuple[Path, ...], BeforeValidator(_template_roots)] = ()
+    allow_secrets: tuple[str, ...] = ()
 
     @field_validator("templates", mode="before")
     @classmethod
@@ -321,6 +295,170 @@ class ProfileConfig(BaseModel):
             raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
         return value
 
+    @field_validator("allow_secrets", mode="before")
+    @classmethod
+    def _check_allow_secrets(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise PydanticCustomError(
+                "allow_secrets_type",
+                "expected a list of field names, e.g. [name]; got {kind}",
+                {"kind": _type_name(value)},
+            )
+        unknown = [str(item) for item in value if item not in PROFILE_FIELDS]
+        if unknown:
+            raise PydanticCustomError(
+                "allow_secrets_field",
+                "unknown field(s) {names}; list fields of this persona, which are {known}",
+                {"names": ", ".join(unknown), "known": ", ".join(PROFILE_FIELDS)},
+            )
+        return tuple(value)
+
+
+class DeploymentOverlay(_PersonaFields):
+    """What one deployment changes: any persona field; `templates` and `variables` merge per key."""
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            if value not in (None, {}, ()):
+                yield name, value
+
+
+def _deployment_name(name: str) -> str:
+    from .providers.env import DEPLOYMENT_PATTERN
+
+    if not DEPLOYMENT_PATTERN.fullmatch(name) or ".." in name:
+        raise _fail(
+            "deployment_name",
+            f"deployment name {name!r} is not allowed; use letters, digits, '-', '_' and '.', e.g. prod",
+        )
+    return name
+
+
+DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
+
+
+class ProfileConfig(_PersonaFields):
+    """A persona: literal values or `DynConfig` fields, validated at construction.
+
+    Unknown fields are refused. Without a factory, `name` and `role` are required. Text fields take
+    a string or a `ConfigInfo`; `constraints` and `retry_constraints` a list of strings or a
+    `ConfigInfo`. `templates` maps a prompt kind to `{file: path}` or `{inline: text}`;
+    `variables` holds defaults for template variables. `tools` lists the tools the `react` prompt
+    offers; `requires_resources` refuses a system prompt rendered without resources;
+    `template_roots` names folders (relative to the persona, inside its folder) searched for
+    `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
+    deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
+    may reach a prompt.
+    """
+
+    deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
+    factory: Any = None
+
+    _base_dir: Path | None = PrivateAttr(default=None)
+    _source_file: str | None = PrivateAttr(default=None)
+    #: The source provenance gives literal fields not written in a file, e.g. `llm:<model> request …`.
+    _origin: str | None = PrivateAttr(default=None)
+    #: Where each field was written: field path -> (file, line), e.g. ("deployments", "prod", "name").
+    _lines: Mapping[tuple[str, ...], tuple[str, int]] = PrivateAttr(default_factory=dict)
+    #: Configs with a deployment's overlay applied, made once per deployment.
+    _overlaid: dict[str, ProfileConfig] = PrivateAttr(default_factory=dict)
+    #: Each literal field's source, set on a config made by `for_deployment`.
+    _overlay_sources: Mapping[str, str] = PrivateAttr(default_factory=dict)
+    # worked out on first use: the literal fields and the names of the dynamic ones
+    _split: tuple[Mapping[str, Resolved], tuple[str, ...]] | None = PrivateAttr(default=None)
+    # profiles of a persona without dynamic fields, by (language, model, template roots)
+    _built: dict[Any, Any] = PrivateAttr(default_factory=dict)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise config_error_from(exc) from None
+
+    @classmethod
+    def from_data(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        base_dir: Path | None = None,
+        source_file: str | None = None,
+        lines: Mapping[tuple[str, ...], tuple[str, int]] | None = None,
+        partial: bool = False,
+        origin: str | None = None,
+    ) -> ProfileConfig:
+        """Validate parsed data whose template files live in `base_dir`.
+
+        `lines` maps field paths to where they were written, for provenance. `partial` skips the
+        name-and-role check, for a parent persona that only some children complete. `origin` is
+        the source provenance gives literal fields that came from elsewhere than a file, e.g.
+        `llm:<model> request <id> prompt <hash>`; by default it is `yaml:<source_file>` or `literal`.
+
+        Raises:
+            ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
+        """
+        token = _BASE_DIR.set(base_dir)
+        partial_token = _PARTIAL.set(partial)
+        try:
+            config = cls(**{key: value for key, value in data.items() if isinstance(key, str)})
+        finally:
+            _PARTIAL.reset(partial_token)
+            _BASE_DIR.reset(token)
+        config._base_dir = base_dir
+        config._source_file = source_file
+        config._lines = dict(lines or {})
+        config._origin = origin
+        return config
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _require_identity(cls, data: Any, handler: Any) -> Any:
+        """Report a missing name or role together with every other problem, not after them."""
+        missing = []
+        if isinstance(data, Mapping) and data.get("factory") is None and not _PARTIAL.get():
+            missing = [field for field in REQUIRED_FIELDS if data.get(field) in (None, "")]
+        errors: list[Any] = []
+        try:
+            result = handler(data)
+        except ValidationError as exc:
+            # rebuilt from each final message: custom error types cannot be re-raised by name
+            errors = [
+                {
+                    "type": PydanticCustomError(error["type"], _escape(error["msg"]), _plain(error.get("ctx"))),
+                    "loc": error["loc"],
+                    "input": None,
+                }
+                for error in exc.errors(include_url=False)
+            ]
+        for field in missing:
+            errors.append(
+                {
+                    "type": PydanticCustomError(
+                        "identity_missing",
+                        "is required (or give the persona a factory that supplies it)",
+                    ),
+                    "loc": (field,),
+                    "input": None,
+                }
+            )
+        if errors:
+            raise ValidationError.from_exception_data(cls.__name__, errors)
+        return result
+
+    @field_validator("deployments", mode="before")
+    @classmethod
+    def _check_deployments(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise PydanticCustomError(
+                "deployments_type",
+                "expected a mapping of deployment name to the fields it changes, e.g. {{prod: {{name: Plato}}}}",
+            )
+        # an empty entry (`prod:`) names a deployment that keeps the base persona
+        return {name: ({} if overlay is None else overlay) for name, overlay in value.items()}
+
     @field_validator("factory")
     @classmethod
     def _check_factory(cls, value: Any) -> Any:
@@ -330,10 +468,44 @@ class ProfileConfig(BaseModel):
             "factory_type", "expected a ProfileFactory or a callable, got {kind}", {"kind": type(value).__name__}
         )
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ProfileConfig:
+        """A copy with `update` applied; what was worked out for this config is not carried over."""
+        made = super().model_copy(update=update, deep=deep)
+        private = made.__pydantic_private__
+        private.update(_split=None, _built={}, _overlaid={})
+        return made
+
     @property
     def source_file(self) -> str | None:
         """The persona file this config was loaded from, if any."""
         return self._source_file
+
+    def line_of(self, *path: str) -> tuple[str, int] | None:
+        """The file and line a field was written on, e.g. `line_of("deployments", "prod", "name")`."""
+        return self._lines.get(tuple(path))
+
+    def for_deployment(self, deployment: str | None) -> ProfileConfig:
+        """This persona with `deployment`'s overlay applied; itself when there is none.
+
+        An overlay's fields replace the persona's; its `templates` and `variables` merge per key,
+        the overlay winning. A deployment the persona's `deployments:` does not list uses the base
+        persona and warns once per (file, deployment). A persona without `deployments:` never warns.
+        """
+        from .deployments import apply_overlay, warn_unknown_deployment
+
+        if not deployment or not self.deployments:
+            return self
+        made = self._overlaid.get(deployment)
+        if made is not None:
+            return made
+        overlay = self.deployments.get(deployment)
+        if overlay is None:
+            warn_unknown_deployment(self._source_file or "<persona>", deployment, sorted(self.deployments))
+            made = self
+        else:
+            made = apply_overlay(self, deployment, overlay)
+        self._overlaid[deployment] = made
+        return made
 
     def create_profile(
         self,
@@ -347,64 +519,123 @@ class ProfileConfig(BaseModel):
         """Resolve every field for this context and return an immutable profile.
 
         Precedence, first wins: `overrides` > the field's provider > the field's default. The
-        deployment is the argument, else `PROFILES_DEPLOYMENT`, else none. A factory, when set, is
-        called with keyword arguments and its non-None result wins over the fields.
+        deployment is the argument, else `PROFILES_DEPLOYMENT`, else none; it picks the persona's
+        overlay under `deployments:` and the `.env.<deployment>` file the `env` provider reads. A
+        factory, when set, is called with keyword arguments and its non-None result wins over the
+        fields.
 
         Raises:
-            ResolutionError: a provider failed or is unknown.
+            ResolutionError: a provider failed or is unknown, or the deployment name is unsafe.
             ConfigError: an override names an unknown field.
             RenderError: a field's template syntax does not parse.
         """
         from .profile import build_profile
+        from .providers.env import check_deployment
 
+        deployment = deployment if deployment is not None else os.environ.get("PROFILES_DEPLOYMENT") or None
+        if deployment is not None:
+            check_deployment(deployment)
+        config = self.for_deployment(deployment)
         context = Context(
             language=language,
             model=model,
-            deployment=deployment if deployment is not None else os.environ.get("PROFILES_DEPLOYMENT") or None,
+            deployment=deployment,
             base_dir=self._base_dir,
             overrides=dict(overrides or {}),
         )
-        resolved = self.resolve(context)
-        if self.factory is not None:
-            made = self._call_factory(profile_id, resolved, context)
+        roots = (*config.template_roots, *_env_template_roots())
+        if config.factory is None and not overrides and not config._fields()[1]:
+            return config._literal_profile(profile_id, context, roots)
+        resolved = config.resolve(context)
+        if config.factory is not None:
+            made = config._call_factory(profile_id, resolved, context)
             if made is not None:
                 return made
-        return build_profile(self, profile_id, resolved)
+        return build_profile(config, profile_id, resolved, template_roots=roots)
+
+    def _literal_profile(self, profile_id: Any, context: Context, roots: tuple[Path, ...]) -> Profile:
+        """A persona without dynamic fields resolves the same way every time: build it once per context."""
+        from dataclasses import replace
+
+        from .profile import build_profile
+
+        built: dict[Any, Any] = self.__pydantic_private__["_built"]
+        key = (context.language, context.model, roots)
+        profile = built.get(key)
+        if profile is None:
+            if len(built) >= _MAX_BUILT:
+                built.clear()
+            profile = built[key] = build_profile(self, None, self.resolve(context), template_roots=roots)
+        return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
     def resolve(self, context: Context | None = None) -> dict[str, Resolved]:
-        """Each profile field's value and source for `context`."""
+        """Each profile field's value and source for `context` (overlays are applied by `create_profile`)."""
         context = context or Context()
-        unknown = sorted(set(context.overrides) - set(PROFILE_FIELDS))
-        if unknown:
-            raise ConfigError(
-                f"cannot override unknown field(s) {', '.join(unknown)}; fields are {', '.join(PROFILE_FIELDS)}"
-            )
-        where = self._origin or (f"yaml:{self._source_file}" if self._source_file else "literal")
-        # language and model come first: every other field is resolved for them
-        order = ("language", "model", *(field for field in PROFILE_FIELDS if field not in ("language", "model")))
-        resolved: dict[str, Resolved] = {}
-        for field in order:
-            if field in context.overrides:
-                resolved[field] = Resolved(_shape(field, context.overrides[field]), "override")
-            elif field == "language" and context.language:
-                resolved[field] = Resolved(context.language, "argument")
-            elif field == "model" and context.model:
-                resolved[field] = Resolved(context.model, "argument")
-            else:
-                value = getattr(self, field)
-                if isinstance(value, ConfigInfo):
-                    resolved[field] = value.resolve(context)
-                else:
-                    resolved[field] = Resolved(value, where if value is not None else "unset")
-            if field == "model":
+        overrides = context.overrides
+        if overrides:
+            unknown = sorted(set(overrides) - set(PROFILE_FIELDS))
+            if unknown:
+                raise ConfigError(
+                    f"cannot override unknown field(s) {', '.join(unknown)}; fields are {', '.join(PROFILE_FIELDS)}"
+                )
+        literal, dynamic = self._fields()
+        resolved = dict(literal)
+        if context.language:
+            resolved["language"] = Resolved(context.language, "argument")
+        if context.model:
+            resolved["model"] = Resolved(context.model, "argument")
+        for field, value in overrides.items():
+            resolved[field] = Resolved(_shape(field, value), "override")
+        # language and model come first (`_fields` orders them so): every other field is resolved for them
+        for field in dynamic:
+            if field in overrides or (field == "language" and context.language) or (field == "model" and context.model):
+                continue
+            if field not in ("language", "model"):
                 chosen = (resolved["language"].value, resolved["model"].value)
                 if (context.language, context.model) != chosen:
                     context = _with(context, language=chosen[0], model=chosen[1])
-        for field in LIST_FIELDS:
-            item = resolved[field]
+            item = getattr(self, field).resolve(context)
             if isinstance(item.value, list):
-                resolved[field] = Resolved(tuple(item.value), item.source, item.secret)
-        return resolved
+                item = Resolved(tuple(item.value), item.source, item.secret)
+            resolved[field] = item
+        return {field: resolved[field] for field in PROFILE_FIELDS}
+
+    def _fields(self) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:
+        """The literal fields with their sources, and the names of the dynamic ones; worked out once.
+
+        A config never changes, so only the dynamic fields need work at each `create_profile`.
+        """
+        private = self.__pydantic_private__
+        split = private.get("_split")
+        if split is None:
+            sources = self._literal_sources()
+            literal: dict[str, Resolved] = {}
+            dynamic = []
+            for field in ("language", "model", *PROFILE_FIELDS):
+                value = getattr(self, field)
+                if isinstance(value, ConfigInfo):
+                    if field not in dynamic:
+                        dynamic.append(field)
+                elif field not in literal:
+                    literal[field] = Resolved(value, sources[field] if value is not None else "unset")
+            split = private["_split"] = (MappingProxyType(literal), tuple(dynamic))
+        return split
+
+    def _literal_sources(self) -> dict[str, str]:
+        """Where each literal field was written: `yaml:file:line`, `overlay prod: file:line`, or `literal`.
+
+        Read once per `resolve`: private attributes of a pydantic model are slow to reach.
+        """
+        private = self.__pydantic_private__ or {}
+        lines = private.get("_lines") or {}
+        source_file = private.get("_source_file")
+        fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+        sources = {}
+        for field in PROFILE_FIELDS:
+            where = lines.get((field,))
+            sources[field] = f"yaml:{where[0]}:{where[1]}" if where is not None else fallback
+        sources.update(private.get("_overlay_sources") or {})
+        return sources
 
     def _call_factory(self, profile_id: Any, resolved: Mapping[str, Resolved], context: Context) -> Profile | None:
         from .errors import FactoryError
@@ -422,14 +653,41 @@ class ProfileConfig(BaseModel):
         except ProfilesError:
             raise
         except Exception as exc:
+            secrets = [item.value for item in resolved.values() if item.secret]
             raise FactoryError(
-                f"factory {type(self.factory).__name__} failed for profile {profile_id!r}: {type(exc).__name__}: {exc}"
+                redact(
+                    f"factory {type(self.factory).__name__} failed for profile {profile_id!r}: "
+                    f"{type(exc).__name__}: {exc}",
+                    secrets,
+                )
             ) from exc
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
             if value not in (None, {}, ()):
                 yield name, value
+
+
+#: How many (language, model, roots) contexts a literal persona keeps a built profile for.
+_MAX_BUILT = 32
+
+#: Extra template roots, separated like PATH; searched after a persona's own `template_roots`.
+TEMPLATE_PATH_ENV = "PROFILES_TEMPLATE_PATH"
+
+
+def _env_template_roots() -> tuple[Path, ...]:
+    """The folders named by `PROFILES_TEMPLATE_PATH`; read here so a profile never reads the environment."""
+    roots = []
+    for item in os.environ.get(TEMPLATE_PATH_ENV, "").split(os.pathsep):
+        if not item.strip():
+            continue
+        path = Path(item).expanduser()
+        if not path.is_dir():
+            raise ConfigError(
+                f"{TEMPLATE_PATH_ENV} names {item!r}, which is not a folder; create it or fix the variable"
+            )
+        roots.append(path.resolve())
+    return tuple(roots)
 
 
 def _with(context: Context, **changes: Any) -> Context:
@@ -484,6 +742,7 @@ def _unknown_field_message(name: str) -> str:
     import difflib
 
     known = [*PROFILE_FIELDS, "templates", "variables", "factory"]
+    known += ["tools", "requires_resources", "template_roots", "allow_secrets", "deployments", "extends"]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
     return f"unknown field; {hint}"

@@ -17,7 +17,10 @@ __all__ = ["Context", "Resolved"]
 class Context:
     """What a dynamic field is resolved for.
 
-    `base_dir` is the folder of the persona file, where file-based providers look first.
+    `deployment` is what `create_profile(deployment=...)` or the CLI's `--deployment` gave, else
+    `PROFILES_DEPLOYMENT`, else None; it picks the persona's overlay and the `env` provider's
+    `.env.<deployment>` file. `base_dir` is the folder of the persona file, where file-based
+    providers look first (the `env` provider then tries the working directory).
     """
 
     language: str | None = None

@@ -7,10 +7,13 @@ ProfilesError
     UnknownProviderError   a field names a provider nobody registered
   RenderError            a template failed to compile or render (template name and line)
     TemplateNotFoundError  no template for that kind, language or path
+    ResourceError          resources are malformed, or missing where the persona requires them
   SecretError            a secret would reach a prompt
   StoreError             the prompt store failed
     PromptNotFoundError    no prompt matches (also a LookupError)
   FactoryError           a factory could not create a profile
+  ReplyError             a model's reply could not be read
+    ReactParseError        a ReAct reply is neither a readable action nor an answer
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -28,8 +31,11 @@ __all__ = [
     "FactoryError",
     "ProfilesError",
     "PromptNotFoundError",
+    "ReactParseError",
     "RenderError",
+    "ReplyError",
     "ResolutionError",
+    "ResourceError",
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
@@ -119,6 +125,14 @@ class TemplateNotFoundError(RenderError, LookupError):
     """Raised when no template exists for a prompt kind, language or path."""
 
 
+class ResourceError(RenderError, ValueError):
+    """Raised when resources given to a render are malformed, or absent where the persona requires them.
+
+    A render-time error, not a `ConfigError`: the persona is valid; the call that renders it
+    passed the wrong data, so the fix is in the caller, not in the YAML file.
+    """
+
+
 class SecretError(ProfilesError):
     """Raised when a secret value would be rendered into a prompt without being allowed."""
 
@@ -133,3 +147,15 @@ class PromptNotFoundError(StoreError, LookupError):
 
 class FactoryError(ProfilesError):
     """Raised when a factory cannot create a profile."""
+
+
+class ReplyError(ProfilesError):
+    """Raised when a model's reply cannot be read into the structure its prompt asked for."""
+
+
+class ReactParseError(ReplyError, ValueError):
+    """Raised when a ReAct reply is neither a readable tool call nor a final answer.
+
+    The message says what was wrong and shows the expected format, so an agent loop can send it
+    back to the model as a correction.
+    """

@@ -1,14 +1,22 @@
 """Read persona YAML into `ProfileConfig`, reporting every problem with file, line and column.
 
 Loading is the hot path when thousands of personas are read, so the file is parsed once with
-libyaml; positions are recovered from a second parse only when something is wrong.
+libyaml; positions of problems are recovered from a second parse only when something is wrong.
+The lines of the fields themselves (for provenance: `yaml:a.yaml:4`, `overlay prod: a.yaml:9`)
+are read from the nodes while constructing, which costs a walk over a few keys.
+
+`extends:` names parent personas relative to the file that names it, confined to the folder of
+the persona being loaded (the root): no absolute paths, no `..` or symlink leading out of it.
+Each file is validated on its own, so a problem points at the file and line that hold it, and
+the results merge as `inheritance.merge_configs` says.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -32,6 +40,14 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self.issues: list[ConfigIssue] = []
+        #: Per document, the line each field (and each overlay's field) is written on.
+        self.field_lines: list[dict[tuple[str, ...], int]] = []
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        # the nodes are at hand here, so recording field lines costs a walk over a few keys,
+        # not the second parse that recovering positions later would need
+        self.field_lines.append(_field_lines(node))
+        return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
@@ -68,6 +84,26 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         return mapping
 
 
+def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                yield key_node.value, key_node, value_node
+
+
+def _field_lines(root: yaml.Node) -> dict[tuple[str, ...], int]:
+    """Where each top-level field and each `deployments.<name>.<field>` starts; the first of duplicates."""
+    lines: dict[tuple[str, ...], int] = {}
+    for key, key_node, value_node in _keys(root):
+        lines.setdefault((key,), key_node.start_mark.line + 1)
+        if key == "deployments":
+            for deployment, deployment_node, overlay_node in _keys(value_node):
+                lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)
+                for field, field_node, _ in _keys(overlay_node):
+                    lines.setdefault((key, deployment, field), field_node.start_mark.line + 1)
+    return lines
+
+
 def _read(path: Path) -> str:
     try:
         size = path.stat().st_size
@@ -91,13 +127,13 @@ def _read(path: Path) -> str:
         ) from None
 
 
-def _documents(text: str, file: str) -> tuple[list[Any], list[ConfigIssue]]:
+def _documents(text: str, file: str) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
     loader = _PersonaLoader(text)
     try:
         documents = []
         while loader.check_data():
             documents.append(loader.get_data())
-        return documents, loader.issues
+        return documents, loader.issues, loader.field_lines
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
@@ -149,8 +185,12 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
 
 
 def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None = None) -> list[ProfileConfig]:
-    """Validate every YAML document of `text`; raise one `ConfigError` listing all problems."""
-    documents, issues = _documents(text, file)
+    """Validate every YAML document of `text`; raise one `ConfigError` listing all problems.
+
+    `extends:` paths are relative to `base_dir` (the working directory when None), which is also
+    the root they must stay inside.
+    """
+    documents, issues, field_lines = _documents(text, file)
     issues = [replace(issue, file=file) for issue in issues]
     if not documents or all(document is None for document in documents):
         raise ConfigError(ConfigIssue("the file is empty; a persona needs at least a name and a role", file=file))
@@ -163,14 +203,130 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
                 ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1)
             )
             continue
+        source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
         try:
-            configs.append(ProfileConfig.from_data(document, base_dir=base_dir, source_file=file))
+            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None))
         except ConfigError as exc:
-            problems.extend(_located(exc.issues, text, index, file))
+            problems.extend(exc.issues)
     if problems:
         problems.sort(key=lambda issue: (issue.line or 0, issue.column or 0))
         raise ConfigError(problems)
     return configs
+
+
+#: Deepest chain of `extends` followed; deeper is surely a mistake.
+MAX_EXTENDS_DEPTH = 16
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One persona document and where it came from, for locating its problems."""
+
+    text: str
+    index: int
+    file: str
+    base_dir: Path | None
+    lines: dict[tuple[str, ...], int]
+
+    def issue(self, message: str, *path: str) -> ConfigIssue:
+        line = self.lines.get(path) if path else None
+        return ConfigIssue(message, ".".join(path), self.file, line, 1 if line else None, loc=path)
+
+    def validate(self, data: dict[str, Any], *, partial: bool, lines: Any = None) -> ProfileConfig:
+        own_lines = {path: (self.file, line) for path, line in self.lines.items()}
+        try:
+            return ProfileConfig.from_data(
+                data,
+                base_dir=self.base_dir,
+                source_file=self.file,
+                lines=own_lines if lines is None else lines,
+                partial=partial,
+            )
+        except ConfigError as exc:
+            raise ConfigError(_located(exc.issues, self.text, self.index, self.file)) from None
+
+
+def _build(
+    document: dict[str, Any], source: _Source, *, root: Path, chain: tuple[Any, ...] | None, partial: bool = False
+) -> ProfileConfig:
+    """Validate one persona document, first loading and merging the personas it `extends`.
+
+    `chain` is the files being loaded, outermost first; None for a top-level document, whose own
+    file is looked up only when it extends another (most do not, and loading stays fast).
+    """
+    if "extends" not in document:
+        return source.validate(document, partial=partial)
+    if chain is None:
+        path = Path(source.file)
+        chain = ((path.resolve(), source.file),) if source.file != "<string>" and path.is_file() else ()
+    from .inheritance import merge_configs
+
+    refs = document["extends"]
+    if isinstance(refs, str):
+        refs = [refs]
+    if not isinstance(refs, list) or not refs or not all(isinstance(ref, str) and ref.strip() for ref in refs):
+        raise ConfigError(
+            source.issue("expected a persona file's path or a list of them, e.g. extends: base.yaml", "extends")
+        )
+    problems: list[ConfigIssue] = []
+    parents: list[ProfileConfig] = []
+    for ref in refs:
+        try:
+            parents.append(_load_parent(ref, source, root, chain))
+        except ConfigError as exc:
+            problems.extend(exc.issues)
+    own = {key: value for key, value in document.items() if key != "extends"}
+    try:
+        child = source.validate(own, partial=True)
+    except ConfigError as exc:
+        problems.extend(exc.issues)
+    if problems:
+        raise ConfigError(problems)
+    data, lines = merge_configs([*parents, child])
+    return source.validate(data, partial=partial, lines=lines)
+
+
+def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) -> ProfileConfig:
+    """The persona `ref` names, read relative to the file that names it and confined to `root`."""
+    folder = source.base_dir or Path.cwd()
+    pure = PurePosixPath(ref.replace("\\", "/"))
+    if pure.is_absolute() or ref[1:3] in (":\\", ":/"):
+        raise ConfigError(
+            source.issue(f"{ref!r} is an absolute path; name the parent relative to this file", "extends")
+        )
+    path = folder / pure
+    label = os.path.normpath(path)
+    try:
+        resolved = path.resolve()
+        inside = resolved.is_relative_to(root.resolve())
+    except OSError:
+        inside = False
+    if not inside:
+        raise ConfigError(
+            source.issue(
+                f"{ref!r} leads outside {root}, the folder of the persona being loaded; "
+                "keep parent personas in that folder or below it",
+                "extends",
+            )
+        )
+    seen = [path for path, _ in chain]
+    if resolved in seen:
+        cycle = " → ".join([*(name for _, name in chain[seen.index(resolved) :]), label])
+        raise ConfigError(source.issue(f"extends cycle: {cycle}; remove one of these extends", "extends"))
+    if len(chain) >= MAX_EXTENDS_DEPTH:
+        raise ConfigError(source.issue(f"extends chain is over {MAX_EXTENDS_DEPTH} files deep; flatten it", "extends"))
+    if not path.is_file():
+        raise ConfigError(source.issue(f"parent persona {label!r} not found; check the path", "extends"))
+    text = _read(path)
+    documents, issues, field_lines = _documents(text, label)
+    if issues:
+        raise ConfigError([replace(issue, file=label) for issue in issues])
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise ConfigError(
+            ConfigIssue("a parent persona must be one YAML mapping of fields", file=label, line=1, column=1)
+        )
+    parent = _Source(text, 0, label, path.parent, field_lines[0] if field_lines else {})
+    return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
 
 
 def load_profile(path: str | Path) -> ProfileConfig:

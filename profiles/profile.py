@@ -7,18 +7,24 @@ rendering is pure and the same profile renders the same prompt from any thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from .context import Resolved
-from .errors import RenderError
+from .errors import ProfilesError, RenderError, ResourceError, SecretError, TemplateNotFoundError
+from .react import KEYWORDS
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
-from .rendering.templates import PROMPT_INPUTS, PROMPT_KINDS
+from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
+from .secrets import redact
+from .tools import Tool
 
 if TYPE_CHECKING:
-    from .config import ProfileConfig
+    from pathlib import Path
+
+    from .config import ProfileConfig, TemplateSource
+    from .provenance import ExplainRow
 
 __all__ = ["DefaultProfile", "Profile", "build_profile"]
 
@@ -63,6 +69,36 @@ class Profile(ABC):
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
+#: Inputs every kind may read, below everything else in precedence: the ReAct labels.
+_SHARED_INPUTS: Mapping[str, Any] = MappingProxyType({"react": KEYWORDS})
+
+#: Each kind's documented inputs merged with the shared ones, built once.
+_DEFAULTS: dict[str, Mapping[str, Any]] = {}
+
+
+def _defaults(kind: str) -> Mapping[str, Any]:
+    merged = _DEFAULTS.get(kind)
+    if merged is None:
+        merged = _DEFAULTS[kind] = MappingProxyType({**_SHARED_INPUTS, **PROMPT_INPUTS.get(kind, _EMPTY)})
+    return merged
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The parts of rendering one prompt kind that stay the same from call to call."""
+
+    compiled: CompiledTemplate
+    #: Values of declared variables that come from the persona: variables, fields, defaults.
+    shared: dict[str, Any]
+    #: Declared variables nothing but the caller can give, in the order the template uses them.
+    unresolved: tuple[str, ...]
+    #: Declared variables that hold a secret the persona does not allow into prompts.
+    secret: tuple[str, ...]
+    #: Declared fields whose values are templates themselves.
+    fields: tuple[tuple[str, Any], ...]
+    #: Every variable the template or its templated fields read, for strict mode.
+    used: frozenset[str]
+
 
 @dataclass(frozen=True, eq=False)
 class DefaultProfile(Profile):
@@ -75,6 +111,15 @@ class DefaultProfile(Profile):
     bound: Mapping[str, Any]
     field_templates: Mapping[str, Any]
     renderer: Renderer = field(repr=False)
+    #: The template family picked from the model name (`default` when none matched).
+    family: str = DEFAULT_FAMILY
+    tools: tuple[Tool, ...] = ()
+    requires_resources: bool = False
+    #: Secret fields the persona lets into prompts (its `allow_secrets:`).
+    allow_secrets: frozenset[str] = frozenset()
+    #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
+    #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
+    plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -126,19 +171,62 @@ class DefaultProfile(Profile):
 
     @property
     def provenance(self) -> dict[str, str]:
-        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME` or `default`."""
+        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`."""
         return {name: item.source for name, item in self.resolved.items()}
 
+    def explain(self) -> list[ExplainRow]:
+        """One row per field: its value (masked when secret) and where it came from."""
+        from .provenance import explain_profile
+
+        return explain_profile(self)
+
+    def _secret_values(self) -> list[Any]:
+        return [item.value for item in self.resolved.values() if item.secret and item.value is not None]
+
     # rendering -------------------------------------------------------------
+    def known_kinds(self) -> tuple[str, ...]:
+        """Every prompt kind this profile can render: bundled, its template roots', and its own."""
+        return tuple(sorted({*PROMPT_KINDS, *self.renderer.kinds, *self.templates}))
+
     def template_for(self, kind: str) -> CompiledTemplate:
-        """The compiled template this profile renders `kind` with: its own, else a bundled one."""
+        """The compiled template this profile renders `kind` with.
+
+        The persona's own template wins; else the roots are searched by locale, then family
+        (this profile's, then `default`), then root order; see `rendering/templates.py`.
+        """
         own = self.templates.get(kind)
         if own is not None:
-            return self.renderer.compile(own.source, f"{kind} ({own.origin})")
-        if kind not in PROMPT_KINDS:
-            known = ", ".join(sorted({*PROMPT_KINDS, *self.templates}))
-            raise RenderError(f"unknown prompt kind {kind!r}; known kinds are {known}")
-        return self.renderer.find(kind, self.values["language"])
+            compiled = self.renderer.compile(own.source, f"{kind} ({own.origin})")
+            _check_required(kind, compiled)
+            return compiled
+        if kind not in PROMPT_KINDS and kind not in self.renderer.kinds:
+            raise TemplateNotFoundError(
+                f"unknown prompt kind {kind!r}; known kinds are {', '.join(self.known_kinds())}. Add one as "
+                f"<family>/<locale>/{kind}.j2 in a template root, or under 'templates:' in the persona"
+            )
+        return self.renderer.find(kind, self.values["language"], self.family)
+
+    def with_templates(self, **templates: str | TemplateSource) -> DefaultProfile:
+        """A new profile rendering the given kinds with these template texts; this one is unchanged.
+
+        Each template is compiled now, so a syntax error shows here rather than at the first
+        render. A `react` template must still use `tools` and `tool_names`, or the model would not
+        learn which tools the parser accepts.
+
+        Raises:
+            RenderError: a template does not parse, or misses a variable its kind needs.
+        """
+        from .config import TemplateSource
+
+        replaced = dict(self.templates)
+        for kind, template in templates.items():
+            if isinstance(template, str):
+                template = TemplateSource(template, "with_templates")
+            elif not isinstance(template, TemplateSource):
+                raise RenderError(f"template for {kind!r} must be text, got {type(template).__name__}")
+            _check_required(kind, self.renderer.compile(template.source, f"{kind} ({template.origin})"))
+            replaced[kind] = template
+        return replace(self, templates=MappingProxyType(replaced), plans={})
 
     def format_system_prompt(
         self,
@@ -149,10 +237,18 @@ class DefaultProfile(Profile):
         out_schema: str | None = None,
         now_time: str | None = None,
         is_retry_chat: bool = False,
+        resources: Sequence[Mapping[str, Any]] | None = None,
         strict: bool = False,
         **variables: Any,
     ) -> str:
-        """Render the system prompt; `is_retry_chat` swaps in the retry goal and constraints."""
+        """Render the system prompt; `is_retry_chat` swaps in the retry goal and constraints.
+
+        `resources` (each `{content, source?, title?}`) are formatted by the model family's
+        `format_resources` macro into the resource section; give them or `resource_prompt`.
+
+        Raises:
+            ResourceError: resources are malformed, or the persona requires them and none has content.
+        """
         inputs = {
             "question": question,
             "most_recent_memories": most_recent_memories,
@@ -160,8 +256,9 @@ class DefaultProfile(Profile):
             "out_schema": out_schema,
             "now_time": now_time,
             "is_retry_chat": is_retry_chat,
+            "resources": resources,
         }
-        return self._render("system", inputs, variables, strict)
+        return self._render("system", *self._prepare("system", inputs, variables), strict)
 
     def format_user_prompt(
         self,
@@ -173,7 +270,7 @@ class DefaultProfile(Profile):
     ) -> str:
         """Render the user prompt from the question and the recent memories."""
         inputs = {"question": question, "most_recent_memories": most_recent_memories}
-        return self._render("user", inputs, variables, strict)
+        return self._render("user", *self._prepare("user", inputs, variables), strict)
 
     def format_write_memory_prompt(
         self,
@@ -187,57 +284,121 @@ class DefaultProfile(Profile):
     ) -> str:
         """Render what the agent should remember of one step."""
         inputs = {"question": question, "thought": thought, "action": action, "observation": observation}
-        return self._render("write_memory", inputs, variables, strict)
+        return self._render("write_memory", *self._prepare("write_memory", inputs, variables), strict)
 
     def format_prompt(self, kind: str, *, strict: bool = False, **variables: Any) -> str:
-        """Render any prompt kind; documented inputs of that kind are passed like other variables."""
+        """Render any prompt kind; documented inputs of that kind are passed like other variables.
+
+        `tools=[...]` replaces the persona's tools for this render (the `react` kind needs some);
+        `resources=[...]` is formatted into `resource_prompt` as for the system prompt.
+
+        Raises:
+            TemplateNotFoundError: the kind is unknown; the message lists the known ones.
+        """
         inputs = PROMPT_INPUTS.get(kind, _EMPTY)
         given = {name: variables.pop(name) for name in list(variables) if name in inputs}
-        return self._render(kind, given, variables, strict)
+        return self._render(kind, *self._prepare(kind, given, variables), strict)
 
     def partial(self, **variables: Any) -> DefaultProfile:
         """A new profile with `variables` bound for every later render; this one is unchanged."""
-        return replace(self, bound=MappingProxyType({**self.bound, **variables}))
+        return replace(self, bound=MappingProxyType({**self.bound, **variables}), plans={})
+
+    def _prepare(
+        self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Turn the caller's tools and resources into what templates read; check what a kind needs."""
+        if (
+            kind != "react"
+            and not (kind == "system" and self.requires_resources)
+            and inputs.get("tools") is None
+            and inputs.get("resources") is None
+            and "tools" not in caller
+            and "resources" not in caller
+        ):
+            return inputs, caller  # the persona's own tools, and no resources: the plan holds them
+        from .resources import check_resources
+
+        inputs, caller = dict(inputs), dict(caller)
+        given = inputs.pop("tools", None)
+        if given is None:
+            given = caller.pop("tools", None)
+        tools = self.tools if given is None else _checked_tools(given)
+        inputs["tools"] = tools
+        inputs["tool_names"] = ", ".join(tool.name for tool in tools)
+        if kind == "react" and not tools:
+            raise RenderError(
+                f"the react prompt of {self._label()} needs at least one tool; list them under 'tools:' in "
+                'the persona or pass tools=[{"name": …, "description": …, "parameters": {…}}]'
+            )
+        resources = inputs.pop("resources", None)
+        if resources is None:
+            resources = caller.pop("resources", None)
+        items = check_resources(resources)
+        inputs["resources"] = items
+        if items:
+            if inputs.get("resource_prompt"):
+                raise ResourceError("give resources or resource_prompt, not both: resources are formatted into it")
+            formatter = self.renderer.resource_formatter(self.family)
+            inputs["resource_prompt"] = self.renderer.render(formatter, {"resources": items}).strip()
+        elif kind == "system" and self.requires_resources and not _has_text(inputs.get("resource_prompt")):
+            what = "only blank resources" if resources else "no resources"
+            raise ResourceError(
+                f"{self._label()} requires resources (requires_resources: true), but the system prompt got "
+                f'{what}; pass resources=[{{"content": …}}] with the documents\' text, or set '
+                "requires_resources: false"
+            )
+        return inputs, caller
+
+    def _label(self) -> str:
+        name = self.resolved["name"] if "name" in self.resolved else None
+        if name is None or name.secret or not name.value:
+            return f"profile {self.profile_id!r}" if self.profile_id is not None else "this profile"
+        return f"profile {name.value!r}"
 
     def _render(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
-        compiled = self.template_for(kind)
-        defaults = PROMPT_INPUTS.get(kind, _EMPTY)
+        try:
+            return self._render_unsafe(kind, inputs, caller, strict)
+        except ProfilesError as exc:
+            secrets = self._secret_values()
+            if not secrets:
+                raise
+            # a template's error may quote what it rendered; an allowed secret must not leak that way
+            text = redact(exc.message, secrets)
+            if text == exc.message:
+                raise
+            raise (SecretError(text) if isinstance(exc, SecretError) else RenderError(text)) from None
+
+    def _render_unsafe(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
+        plan = self.plans.get(kind)
+        if plan is None:
+            plan = self.plans[kind] = self._plan(kind)
+        compiled = plan.compiled
+        declared = compiled.declared
         if strict and caller:
-            used = set(compiled.declared)
-            for template in self._field_template_list():
-                used |= template.declared
-            extra = sorted(name for name in caller if name not in used)
+            extra = sorted(name for name in caller if name not in plan.used)
             if extra:
                 raise RenderError(
                     f"strict mode: {kind} prompt does not use variable(s) {', '.join(extra)} "
                     f"(template {compiled.name!r}); remove them or render without strict"
                 )
-
-        def lookup(name: str, template: CompiledTemplate) -> Any:
-            if name in caller:
-                return caller[name]
-            if name in inputs:
-                return inputs[name]
-            if name in self.bound:
-                return self.bound[name]
-            if name in self.values:
-                return self.values[name]
-            if name in defaults:
-                return defaults[name]
-            line = template.line_of(name)
-            where = template.label + (f" line {line}" if line else "")
-            raise RenderError(
-                f"{where} uses {name!r}, which is not a profile field, not an input of the {kind} "
-                f"prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on the "
-                "command line) or give it a default under 'variables:' in the persona"
-            )
-
-        names = compiled.declared
-        variables = {name: lookup(name, compiled) for name in names}
-        if self.field_templates:
-            for field_name, templates in self.field_templates.items():
-                if field_name not in names:
-                    continue
+        variables = plan.shared.copy()
+        for name, value in inputs.items():
+            if value is not None and name in declared:
+                variables[name] = value
+        for name, value in caller.items():
+            if name in declared:
+                variables[name] = value
+        if plan.unresolved:
+            for name in plan.unresolved:
+                if name not in variables:
+                    raise self._missing(name, compiled, kind)
+        if plan.secret:
+            for name in plan.secret:
+                if name not in caller and inputs.get(name) is None:
+                    raise _secret_error(name, self.resolved[name], compiled, kind)
+        if plan.fields:
+            lookup = self._lookup(kind, inputs, caller)
+            for field_name, templates in plan.fields:
                 if isinstance(templates, tuple):
                     variables[field_name] = tuple(
                         self._render_field(item, lookup) if isinstance(item, CompiledTemplate) else item
@@ -246,6 +407,67 @@ class DefaultProfile(Profile):
                 else:
                     variables[field_name] = self._render_field(templates, lookup)
         return self.renderer.render(compiled, variables).strip()
+
+    def _plan(self, kind: str) -> _Plan:
+        """What every render of `kind` shares: the template and the values that do not vary per call."""
+        compiled = self.template_for(kind)
+        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        shared: dict[str, Any] = {}
+        secret = []
+        unresolved = []
+        for name in compiled.declared:
+            if name in self.bound:
+                shared[name] = self.bound[name]
+            elif name in self.values:
+                item = self.resolved.get(name)
+                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
+                    secret.append(name)
+                else:
+                    shared[name] = self.values[name]
+            elif name in defaults:
+                shared[name] = defaults[name]
+            else:
+                unresolved.append(name)
+        unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
+        fields = tuple(
+            (name, templates) for name, templates in self.field_templates.items() if name in compiled.declared
+        )
+        used = set(compiled.declared)
+        for template in self._field_template_list():
+            used |= template.declared
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
+
+    def _lookup(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]) -> Any:
+        """Find a field template's variable the way the prompt's own variables are found."""
+        defaults = _defaults(kind)
+
+        def lookup(name: str, template: CompiledTemplate) -> Any:
+            if name in caller:
+                return caller[name]
+            if inputs.get(name) is not None:
+                return inputs[name]
+            if name in self.bound:
+                return self.bound[name]
+            if name in self.values:
+                item = self.resolved.get(name)
+                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
+                    raise _secret_error(name, item, template, kind)
+                return self.values[name]
+            if name in defaults:
+                return defaults[name]
+            raise self._missing(name, template, kind)
+
+        return lookup
+
+    @staticmethod
+    def _missing(name: str, template: CompiledTemplate, kind: str) -> RenderError:
+        line = template.line_of(name)
+        where = template.label + (f" line {line}" if line else "")
+        return RenderError(
+            f"{where} uses {name!r}, which is not a profile field, not an input of the {kind} "
+            f"prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on the "
+            "command line) or give it a default under 'variables:' in the persona"
+        )
 
     def _render_field(self, template: CompiledTemplate, lookup: Any) -> str:
         return self.renderer.render(template, {name: lookup(name, template) for name in template.declared})
@@ -263,12 +485,36 @@ class DefaultProfile(Profile):
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
-def build_profile(config: ProfileConfig, profile_id: Any, resolved: Mapping[str, Resolved]) -> DefaultProfile:
-    """Make a `DefaultProfile`, compiling once any field value that holds template syntax."""
-    renderer = get_renderer()
+def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: str) -> SecretError:
+    line = template.line_of(name)
+    where = template.label + (f" line {line}" if line else "")
+    return SecretError(
+        f"field {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
+        f"prompt; list it under 'allow_secrets: [{name}]' in the persona if it may be sent to the model, "
+        f"pass a value of your own ({name}=...), or read the field from a key that is not a credential"
+    )
+
+
+def build_profile(
+    config: ProfileConfig,
+    profile_id: Any,
+    resolved: Mapping[str, Resolved],
+    *,
+    template_roots: Sequence[Path] = (),
+) -> DefaultProfile:
+    """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
+
+    `template_roots` are searched before the bundled templates; the model's family is picked here,
+    once, so an unknown model warns at creation and never again at render. A secret's value is
+    data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
+    can reach a prompt or a message.
+    """
+    renderer = get_renderer(template_roots)
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
+        if resolved[name].secret:
+            continue
         if isinstance(value, str) and has_template_syntax(value):
             field_templates[name] = _compile_field(renderer, name, value)
         elif isinstance(value, tuple) and any(isinstance(item, str) and has_template_syntax(item) for item in value):
@@ -284,7 +530,37 @@ def build_profile(config: ProfileConfig, profile_id: Any, resolved: Mapping[str,
         bound=MappingProxyType(dict(config.variables)),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
+        family=renderer.family_for(values.get("model")),
+        tools=tuple(config.tools),
+        requires_resources=config.requires_resources,
+        allow_secrets=frozenset(config.allow_secrets),
     )
+
+
+def _has_text(value: Any) -> bool:
+    return bool(str(value or "").strip())
+
+
+def _checked_tools(value: Any) -> tuple[Tool, ...]:
+    from .tools import ToolSpecError, parse_tools
+
+    try:
+        return parse_tools(value)
+    except ToolSpecError as exc:
+        raise RenderError(f"tools given to the render: {exc}") from None
+
+
+def _check_required(kind: str, compiled: CompiledTemplate) -> None:
+    """Refuse a template of `kind` that leaves out a variable the kind's contract needs."""
+    needed = REQUIRED_VARIABLES.get(kind)
+    if not needed:
+        return
+    missing = [name for name in needed if name not in compiled.declared]
+    if missing:
+        reasons = "; ".join(f"{{{{ {name} }}}}: {needed[name]}" for name in missing)
+        raise RenderError(
+            f"{compiled.label} replaces the {kind} prompt but does not use {', '.join(missing)}; add {reasons}"
+        )
 
 
 def _compile_field(renderer: Renderer, name: str, text: str) -> CompiledTemplate:

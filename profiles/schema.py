@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import LIST_FIELDS, TEXT_FIELDS
+from .config import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
 from .dynconfig import DYNAMIC_KEYS
+from .providers.env import DEPLOYMENT_PATTERN
 
 __all__ = ["SCHEMA_ID", "persona_schema"]
 
@@ -29,6 +30,10 @@ _DESCRIPTIONS = {
     "model": "The model the prompts are for; picks model-specific templates.",
     "avatar": "An avatar URL or name for user interfaces.",
 }
+
+
+#: A path a template root may not have: absolute, a drive letter, or a `..` part.
+_ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
 
 
 def persona_schema() -> dict[str, Any]:
@@ -75,13 +80,70 @@ def persona_schema() -> dict[str, Any]:
         },
     }
     properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["tools"] = {
+        "description": (
+            "Tools the react prompt offers: each a name, what it does, and the JSON Schema of its arguments."
+        ),
+        "type": "array",
+        "items": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
+                "description": {"type": "string", "minLength": 1},
+                "parameters": {
+                    "description": "JSON Schema of the arguments; an object schema.",
+                    "type": "object",
+                    "properties": {"type": {"const": "object"}},
+                },
+            },
+            "required": ["name", "description"],
+            "additionalProperties": False,
+        },
+    }
+    properties["requires_resources"] = {
+        "description": "Refuse to render the system prompt without resources that have content.",
+        "type": "boolean",
+    }
+    properties["template_roots"] = {
+        "description": (
+            "Folders, relative to this file and inside its folder, holding <family>/<locale>/<kind>.j2 "
+            "templates and an optional families.yaml; searched before the bundled templates."
+        ),
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}},
+    }
+    properties["allow_secrets"] = {
+        "description": "Secret fields (secret: true, or read from a credential-like key) that may reach a prompt.",
+        "type": "array",
+        "items": {"enum": list(PROFILE_FIELDS)},
+        "uniqueItems": True,
+    }
+    # an overlay may change any field but these three, which belong to the persona file itself
+    overlay = {key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory")}
+    properties["extends"] = {
+        "description": "Parent persona file(s), relative to this file and inside the loaded persona's folder; "
+        "this file's fields replace theirs, and templates, variables and deployments merge per key.",
+        "anyOf": [
+            {"type": "string", "minLength": 1},
+            {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+        ],
+    }
+    properties["deployments"] = {
+        "description": "Per deployment (dev, staging, prod, a customer), the fields it changes; "
+        "an empty entry keeps the base persona.",
+        "type": "object",
+        "propertyNames": {"pattern": DEPLOYMENT_PATTERN.pattern.join("^$")},
+        "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/overlay"}]},
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "agent-profiles persona",
         "type": "object",
         "properties": properties,
-        "required": ["name", "role"],
+        # a persona that extends another may take its name and role from it
+        "if": {"required": ["extends"]},
+        "else": {"required": ["name", "role"]},
         "additionalProperties": False,
         "$defs": {
             "dynamic": {
@@ -90,6 +152,12 @@ def persona_schema() -> dict[str, Any]:
                 "properties": {key: dynamic_properties[key] for key in DYNAMIC_KEYS},
                 "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
                 "additionalProperties": False,
-            }
+            },
+            "overlay": {
+                "description": "Fields one deployment changes; templates and variables merge per key.",
+                "type": "object",
+                "properties": overlay,
+                "additionalProperties": False,
+            },
         },
     }

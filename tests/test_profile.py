@@ -111,7 +111,8 @@ def test_format_prompt_for_own_kind_and_unknown_kind():
     config = ProfileConfig(name="n", role="r", templates={"planner": {"inline": "Plan for {{ name }}: {{ task }}"}})
     profile = config.create_profile()
     assert profile.format_prompt("planner", task="T") == "Plan for n: T"
-    with pytest.raises(RenderError, match="unknown prompt kind 'nope'; known kinds are planner, system"):
+    known = "planner, react, system, user, write_memory"
+    with pytest.raises(RenderError, match=f"unknown prompt kind 'nope'; known kinds are {known}"):
         profile.format_prompt("nope")
 
 

@@ -1,9 +1,9 @@
 """`LLMProfileFactory`: personas written by a model on an OpenAI-compatible chat endpoint.
 
 A run asks for personas in batches (the request is the bundled template
-``templates/generate/<locale>/personas.j2``), reads the JSON out of each reply, validates every
-object against :class:`~profiles.config.ProfileConfig`, asks again for the invalid ones with the
-validation errors (``generate/<locale>/fix.j2``, at most ``max_fix_rounds`` times per batch), drops
+``templates/_factories/llm/<locale>/personas.j2``), reads the JSON out of each reply, validates
+every object against :class:`~profiles.config.ProfileConfig`, asks again for the invalid ones with
+the validation errors (``fix.j2`` beside it, at most ``max_fix_rounds`` times per batch), drops
 duplicates by normalised name (examples included), and yields profiles as batches complete.
 
 Batches run in waves of at most ``max_in_flight``. Every prompt of a wave is built before any
@@ -72,8 +72,10 @@ GENERATED_FIELDS: tuple[str, ...] = tuple(FIELD_MEANINGS)
 _REQUIRED = ("name", "role")
 _LIST_FIELDS = ("constraints", "retry_constraints")
 
-#: The template family the generation prompts live in: ``generate/<locale>/<kind>.j2``.
-TEMPLATE_FAMILY = "generate"
+#: Where the generation prompts live in a template root: ``_factories/llm/<locale>/<kind>.j2``.
+#: Deeper than ``<family>/<locale>/<kind>.j2`` and starting with ``_``, so they are neither a
+#: model family nor a prompt kind of profiles.
+TEMPLATE_FOLDER = "_factories/llm"
 
 #: How many taken names a prompt lists at most (the most recent); dedupe checks all of them.
 MAX_AVOID_NAMES = 200
@@ -193,8 +195,8 @@ class LLMProfileFactory(ProfileFactory):
             requests, and the client retries each request on its own terms.
         timeout: seconds to wait for one reply, when the factory makes its own client.
         temperature: sampling temperature; the server's default when None.
-        template_dirs: folders searched for ``generate/<locale>/personas.j2`` and ``fix.j2`` before
-            the bundled ones, to change the prompts.
+        template_dirs: folders searched for ``_factories/llm/<locale>/personas.j2`` and ``fix.j2``
+            before the bundled ones, to change the prompts.
 
     Raises:
         FactoryError: an option is out of range, or an example is not a persona.
@@ -443,10 +445,21 @@ class LLMProfileFactory(ProfileFactory):
 
     def _render(self, kind: str, locale: str | None, **variables: Any) -> str:
         """Render the `kind` template of the generation prompts with the variables it declares."""
+        from profiles.errors import TemplateNotFoundError
         from profiles.rendering.renderer import get_renderer
+        from profiles.rendering.templates import locale_chain
 
         renderer = get_renderer(self.template_dirs)
-        compiled = renderer.find(kind, locale, TEMPLATE_FAMILY)
+        tried = [f"{TEMPLATE_FOLDER}/{code}/{kind}.j2" for code in locale_chain(locale)]
+        for name in tried:
+            try:
+                compiled = renderer.load(name)
+                break
+            except TemplateNotFoundError:
+                continue
+        else:
+            roots = ", ".join(str(root) for root in renderer.roots)
+            raise TemplateNotFoundError(f"no {kind!r} prompt for the LLM factory; tried {', '.join(tried)} in {roots}")
         return renderer.render(compiled, {name: variables[name] for name in compiled.declared if name in variables})
 
     def _ask(self, messages: Sequence[Mapping[str, str]], seed: int | None) -> ChatReply:

@@ -1,16 +1,107 @@
-"""Values from the process environment."""
+"""Values from the process environment and from layered `.env` files.
+
+Precedence, first wins (`ENV_LAYERS`): the process environment, then `.env.<deployment>`, then
+`.env`. Each file is looked for in the persona file's folder and then in the working directory,
+so the deployment's file in either folder beats a plain `.env` in either. A key set to an empty
+value counts as unset in every layer. `PROFILES_ENV_ALLOW` (comma-separated glob patterns), when
+set, limits which keys may be read at all, from the process and from files alike.
+
+Provenance names the layer: `env:KEY` for the process environment, `env:KEY from <file>` for a
+file, e.g. `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod`.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from fnmatch import fnmatchcase
+from pathlib import Path
 
+from ..context import Context, Resolved
+from ..errors import ResolutionError
+from ..secrets import looks_like_credential
 from .base import ConfigProvider
+from .dotenv import DotEnvFile, expand, read_dotenv
 
-__all__ = ["EnvProvider"]
+__all__ = ["ALLOW_VARIABLE", "DEPLOYMENT_PATTERN", "ENV_LAYERS", "EnvProvider", "check_deployment", "dotenv_layers"]
+
+#: The layers of the `env` provider, highest first.
+ENV_LAYERS = ("process environment", ".env.<deployment>", ".env")
+
+#: The variable that limits which keys personas may read.
+ALLOW_VARIABLE = "PROFILES_ENV_ALLOW"
+
+#: What a deployment name may look like; it becomes part of a file name (`.env.<deployment>`).
+DEPLOYMENT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def check_deployment(deployment: str) -> str:
+    """Return `deployment` if it is a safe name, else raise; a name like `../x` must not pick a file."""
+    if not isinstance(deployment, str) or not DEPLOYMENT_PATTERN.fullmatch(deployment) or ".." in deployment:
+        raise ResolutionError(
+            f"deployment name {deployment!r} is not allowed; use letters, digits, '-', '_' and '.' "
+            "(at most 64, starting with a letter or digit), e.g. prod or customer-42"
+        )
+    return deployment
+
+
+def _display(path: str, cwd: str) -> str:
+    """A path as people read it: relative to the working directory when it is inside it."""
+    if os.path.isabs(path) and path.startswith(cwd + os.sep):
+        return path[len(cwd) + 1 :]
+    return path
+
+
+def dotenv_layers(context: Context) -> list[DotEnvFile]:
+    """The `.env` files that exist for `context`, highest first.
+
+    `.env.<deployment>` in the persona's folder, then in the working directory, then `.env` in the
+    persona's folder, then in the working directory; a folder named twice is read once. Plain
+    string paths and one `stat` per file keep this cheap: it runs at every lookup.
+    """
+    cwd = os.getcwd()
+    folders = [cwd]
+    if context.base_dir is not None:
+        base = os.fspath(context.base_dir)
+        if os.path.abspath(base) != cwd:
+            folders.insert(0, base)
+    names = [".env"]
+    if context.deployment:
+        names.insert(0, f".env.{check_deployment(context.deployment)}")
+    layers = []
+    for name in names:
+        for folder in folders:
+            path = name if folder is cwd else os.path.join(folder, name)
+            found = read_dotenv(Path(path), _display(path, cwd))
+            if found is not None:
+                layers.append(found)
+    return layers
+
+
+def _allowed_patterns() -> list[str] | None:
+    raw = os.environ.get(ALLOW_VARIABLE)
+    if raw is None or not raw.strip():
+        return None
+    return [pattern.strip() for pattern in raw.split(",") if pattern.strip()]
+
+
+def _check_allowed(key: str, patterns: list[str] | None, where: str | None = None) -> None:
+    if patterns is None or any(fnmatchcase(key, pattern) for pattern in patterns):
+        return
+    place = f" (referenced in {where})" if where else ""
+    raise ResolutionError(
+        f"env key {key!r}{place} is not allowed by {ALLOW_VARIABLE}={','.join(patterns)}; "
+        f"add a pattern matching it to {ALLOW_VARIABLE}, or read the value from an allowed key"
+    )
 
 
 class EnvProvider(ConfigProvider):
-    """Reads `os.environ` at every lookup, so a changed variable shows at the next call."""
+    """Reads the process environment and the layered `.env` files at every lookup.
+
+    Nothing is cached but the parsed files (by path, mtime and size), so a changed variable or an
+    edited file shows at the next call, and nothing is ever written into `os.environ`. A value
+    read from a key that looks like a credential is marked secret.
+    """
 
     name = "env"
 
@@ -22,4 +113,24 @@ class EnvProvider(ConfigProvider):
         model: str | None = None,
         deployment: str | None = None,
     ) -> str | None:
-        return os.environ.get(key)
+        found = self.find(key, Context(language=language, model=model, deployment=deployment))
+        return None if found is None else found.value
+
+    def find(self, key: str, context: Context) -> Resolved | None:
+        """The value of `key` for `context` and which layer gave it: `env:NAME` or `env:NAME from .env.prod`.
+
+        Raises:
+            ResolutionError: the key (or a key it references) is refused by `PROFILES_ENV_ALLOW`,
+                a `.env` file cannot be read, or its references form a cycle.
+        """
+        patterns = _allowed_patterns()
+        _check_allowed(key, patterns)
+        value = os.environ.get(key)
+        if value not in (None, ""):
+            return Resolved(value, f"env:{key}", looks_like_credential(key))
+        found = expand(key, dotenv_layers(context), check=lambda ref, where: _check_allowed(ref, patterns, where))
+        if found is None:
+            return None
+        text, holder, used = found
+        secret = any(looks_like_credential(name) for name in used)
+        return Resolved(text, f"env:{key} from {holder.label}", secret)

@@ -12,8 +12,9 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import FileSystemLoader, TemplateSyntaxError, meta, nodes
 from jinja2 import TemplateNotFound as _JinjaNotFound
@@ -21,19 +22,22 @@ from jinja2.environment import Template
 
 from ..errors import RenderError, TemplateNotFoundError
 from .sandbox import MAX_OUTPUT_CHARS, make_environment
-from .templates import DEFAULT_FAMILY, bundled_root, locale_chain, template_name
+from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_names
+
+if TYPE_CHECKING:
+    from .families import FamilyRules
 
 __all__ = ["CompiledTemplate", "Renderer", "get_renderer", "has_template_syntax"]
+
+#: How many output chunks are produced between two checks of the output's length.
+_CHUNK_BATCH = 64
 
 #: How many compiled templates one renderer keeps; the least recently used goes first.
 CACHE_SIZE = 2048
 
-_SYNTAX_MARKS = ("{{", "{%", "{#")
-
-
 def has_template_syntax(text: str) -> bool:
     """Whether a field value needs compiling; plain text skips the template engine entirely."""
-    return any(mark in text for mark in _SYNTAX_MARKS)
+    return "{" in text and ("{{" in text or "{%" in text or "{#" in text)
 
 
 @dataclass(frozen=True)
@@ -79,12 +83,46 @@ class _LRU:
 
 
 class Renderer:
-    """One sandboxed environment over a tuple of template roots, searched in order."""
+    """One sandboxed environment over a tuple of template roots, searched in order.
+
+    Selection is cached: once `(kind, language, family)` has been looked up, a render neither
+    touches the filesystem nor matches model names again.
+    """
 
     def __init__(self, roots: Iterable[Path] = ()) -> None:
         self.roots = tuple(Path(root) for root in roots)
         self.env = make_environment(FileSystemLoader([str(root) for root in self.roots]))
         self._cache = _LRU(CACHE_SIZE)
+        self._selected = _LRU(CACHE_SIZE)
+        self._lock = threading.Lock()
+        self._families: FamilyRules | None = None
+        self._kinds: frozenset[str] | None = None
+
+    @property
+    def families(self) -> FamilyRules:
+        """The model-family rules of these roots, read once."""
+        if self._families is None:
+            from .families import load_family_rules
+
+            with self._lock:
+                if self._families is None:
+                    self._families = load_family_rules(self.roots)
+        return self._families
+
+    def family_for(self, model: str | None) -> str:
+        """The template family for a model name; see `families.py` for the rules and warnings."""
+        return self.families.family_for(model)
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """Every prompt kind some root has a template for (`<family>/<locale>/<kind>.j2`), read once."""
+        if self._kinds is None:
+            found = set()
+            for root in self.roots:
+                if root.is_dir():
+                    found.update(path.stem for path in root.glob("*/*/*.j2") if path.is_file())
+            self._kinds = frozenset(found)
+        return self._kinds
 
     def compile(self, source: str, name: str = "<inline>") -> CompiledTemplate:
         """Compile `source` (cached by name and text); syntax errors name the template and line."""
@@ -111,17 +149,42 @@ class Renderer:
         return compiled
 
     def find(self, kind: str, language: str | None, family: str = DEFAULT_FAMILY) -> CompiledTemplate:
-        """The template for a prompt kind, trying the language's locale chain in order."""
+        """The template for a prompt kind, language and family, in `candidate_names` order; cached."""
+        key = (kind, language, family)
+        compiled = self._selected.get(key)
+        if compiled is None:
+            compiled = self._first(candidate_names(kind, language, family), f"{kind!r} template")
+            self._selected.put(key, compiled)
+        return compiled
+
+    def resource_formatter(self, family: str = DEFAULT_FAMILY) -> CompiledTemplate:
+        """A template rendering `resources` through the family's `format_resources` macro; cached.
+
+        The macro lives in `<family>/macros.j2`, else `default/macros.j2`, in any root.
+        """
+        key = ("resources", family)
+        compiled = self._selected.get(key)
+        if compiled is None:
+            names = tuple(dict.fromkeys((f"{family}/{MACROS_FILE}", f"{DEFAULT_FAMILY}/{MACROS_FILE}")))
+            macros = self._first(names, "resource macros")
+            source = (
+                f"{{% from {macros.name!r} import format_resources %}}"
+                "{{ format_resources(resources) }}"
+            )
+            compiled = self.compile(source, f"{macros.name} format_resources")
+            self._selected.put(key, compiled)
+        return compiled
+
+    def _first(self, names: Iterable[str], what: str) -> CompiledTemplate:
         tried = []
-        for locale in locale_chain(language):
-            name = template_name(kind, locale, family)
+        for name in names:
             tried.append(name)
             try:
                 return self.load(name)
             except TemplateNotFoundError:
                 continue
         raise TemplateNotFoundError(
-            f"no {kind!r} template; tried {', '.join(tried)} in {', '.join(map(str, self.roots))}"
+            f"no {what}; tried {', '.join(tried)} in {', '.join(map(str, self.roots)) or 'no folders'}"
         )
 
     def render(self, compiled: CompiledTemplate, variables: Mapping[str, Any], *, max_chars: int | None = None) -> str:
@@ -131,13 +194,15 @@ class Renderer:
         parts: list[str] = []
         total = 0
         try:
-            for chunk in template.root_render_func(template.new_context(dict(variables))):
-                total += len(chunk)
+            chunks = template.root_render_func(template.new_context(variables))
+            # counted a batch at a time: a per-chunk loop in Python costs more than the render itself
+            while batch := list(islice(chunks, _CHUNK_BATCH)):
+                total += sum(map(len, batch))
                 if total > limit:
                     raise RenderError(
                         f"{compiled.label} produced over {limit} characters; shorten it or raise the output limit"
                     )
-                parts.append(chunk)
+                parts += batch
         except RenderError:
             raise
         except Exception as exc:

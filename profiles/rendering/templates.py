@@ -1,8 +1,20 @@
-"""Where templates live and which one serves a prompt kind in a language.
+"""Where templates live and which one serves a prompt kind in a language and model family.
 
-Bundled templates are laid out as `<family>/<locale>/<kind>.j2` under `templates/`. A locale
-falls back along its chain (`zh-TW → zh → en`), so a missing translation still gives a prompt,
-and no language means English, never a silent Chinese default.
+Templates are laid out as `<family>/<locale>/<kind>.j2` under each template root (the user's
+folders first, then the bundled `templates/`). A locale falls back along its chain
+(`zh-TW → zh → en`), so a missing translation still gives a prompt, and no language means
+English, never a silent Chinese default.
+
+Search order, first found wins (`candidate_names`):
+
+    for each locale in the chain:        zh-TW, zh, en
+        for the family, then `default`:  granite, default
+            for each root in order:      user roots, then bundled
+
+The locale is the outer loop because a prompt in the wrong language is worse than one not tuned
+to the model: a Granite model asked in Chinese gets `granite/zh`, else `default/zh`, and only
+then `granite/en`. The family comes before the root because a family's template exists for the
+model's format; to change it, put a file at the same `<family>/<locale>/` path in your root.
 """
 
 from __future__ import annotations
@@ -13,9 +25,13 @@ from pathlib import Path
 __all__ = [
     "DEFAULT_FAMILY",
     "DEFAULT_LOCALE",
+    "FAMILIES_FILE",
+    "MACROS_FILE",
     "PROMPT_INPUTS",
     "PROMPT_KINDS",
+    "REQUIRED_VARIABLES",
     "bundled_root",
+    "candidate_names",
     "locale_chain",
     "template_name",
 ]
@@ -25,6 +41,12 @@ DEFAULT_FAMILY = "default"
 
 #: The prompt kinds every profile has, with the file name of their template.
 PROMPT_KINDS = ("system", "user", "write_memory")
+
+#: Name of the file in a family's folder holding its macros, e.g. how resources are shown.
+MACROS_FILE = "macros.j2"
+
+#: Name of the model-family rules file at the top of a template root.
+FAMILIES_FILE = "families.yaml"
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
@@ -58,6 +80,15 @@ def template_name(kind: str, locale: str, family: str = DEFAULT_FAMILY) -> str:
     return f"{family}/{locale}/{kind}.j2"
 
 
+def candidate_names(kind: str, language: str | None, family: str = DEFAULT_FAMILY) -> tuple[str, ...]:
+    """Loader names to try for a kind, in the documented order; roots are tried inside each name.
+
+    `candidate_names("system", "zh-TW", "granite")` gives granite/zh-TW, default/zh-TW,
+    granite/zh, default/zh, granite/en, default/en (each `/system.j2`).
+    """
+    families = (family, DEFAULT_FAMILY) if family != DEFAULT_FAMILY else (DEFAULT_FAMILY,)
+    return tuple(template_name(kind, locale, name) for locale in locale_chain(language) for name in families)
+
 #: Documented runtime inputs of each prompt kind, with the value used when a caller omits them.
 PROMPT_INPUTS: dict[str, dict[str, object]] = {
     "system": {
@@ -67,7 +98,17 @@ PROMPT_INPUTS: dict[str, dict[str, object]] = {
         "out_schema": None,
         "now_time": None,
         "is_retry_chat": False,
+        "resources": (),
     },
     "user": {"question": None, "most_recent_memories": None},
     "write_memory": {"question": None, "thought": None, "action": None, "observation": None},
+    "react": {"question": None, "tools": (), "tool_names": ""},
+}
+
+#: Variables a replacement template of a kind must use, with why; `with_templates` checks them.
+REQUIRED_VARIABLES: dict[str, dict[str, str]] = {
+    "react": {
+        "tools": "the model must be told what each tool does and which arguments it takes",
+        "tool_names": "the model must be told which tool names the parser accepts",
+    },
 }

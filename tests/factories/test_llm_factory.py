@@ -378,9 +378,10 @@ def test_chinese_prompts(chat_server, language):
 
 
 def test_template_dirs_override_the_prompt(chat_server, tmp_path):
-    """A generate/en/personas.j2 in a user folder replaces the bundled prompt."""
-    (tmp_path / "generate" / "en").mkdir(parents=True)
-    (tmp_path / "generate" / "en" / "personas.j2").write_text("Give me {{ count }}: {{ rules }}", encoding="utf-8")
+    """A _factories/llm/en/personas.j2 in a user folder replaces the bundled prompt."""
+    folder = tmp_path / "_factories" / "llm" / "en"
+    folder.mkdir(parents=True)
+    (folder / "personas.j2").write_text("Give me {{ count }}: {{ rules }}", encoding="utf-8")
     chat_server.script(personas("Ada"))
     names(make_factory(chat_server, template_dirs=[tmp_path]))
     assert last_user_message(chat_server.requests[0]) == f"Give me 1: {RULES}"
@@ -513,3 +514,12 @@ def test_readme_example(chat_server, capsys):
     assert len(out) == 30
     assert sorted(body["seed"] for body in chat_server.requests) == [1, 2]  # the two batches overlap
     assert '"name": "Mara"' in chat_server.requests[0]["messages"][0]["content"]
+
+
+def test_factory_prompts_are_not_prompt_kinds_or_families():
+    """The bundled generation prompts add no prompt kind or model family to profiles."""
+    from profiles.rendering.renderer import get_renderer
+
+    renderer = get_renderer()
+    assert not {"personas", "fix"} & renderer.kinds
+    assert "_factories" not in renderer.families.known

@@ -1,0 +1,73 @@
+"""Deployment overlays: one persona file, a different identity in dev, staging, prod or per customer.
+
+A persona's `deployments:` maps a deployment name to the fields it changes:
+
+```yaml
+name: Aristotle
+deployments:
+  staging: {name: Socrates}
+```
+
+The overlay's fields replace the persona's; `templates` and `variables` merge per key, the overlay
+winning. Provenance names the overlay and the line it was written on (`overlay staging: a.yaml:4`).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import DeploymentOverlay, ProfileConfig
+
+__all__ = ["UnknownDeploymentWarning", "apply_overlay", "warn_unknown_deployment"]
+
+#: Overlay fields that merge per key instead of replacing the persona's.
+MERGED_FIELDS = ("templates", "variables")
+
+
+class UnknownDeploymentWarning(UserWarning):
+    """Warned when a persona with overlays is created for a deployment it does not list."""
+
+
+_warned: set[tuple[str, str]] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_unknown_deployment(file: str, deployment: str, known: list[str]) -> None:
+    """Warn, once per (file, deployment), that the base persona stands in for `deployment`."""
+    with _warned_lock:
+        if (file, deployment) in _warned:
+            return
+        _warned.add((file, deployment))
+    warnings.warn(
+        f"{file}: deployment {deployment!r} has no entry under 'deployments:' (it lists "
+        f"{', '.join(known)}); using the base persona. Add '{deployment}:' under 'deployments:' "
+        "to give it its own fields, or leave it empty to keep the base persona without this warning",
+        UnknownDeploymentWarning,
+        stacklevel=4,
+    )
+
+
+def apply_overlay(config: ProfileConfig, deployment: str, overlay: DeploymentOverlay) -> ProfileConfig:
+    """A copy of `config` with `overlay`'s fields in place, each remembering the overlay as its source."""
+    from .config import PROFILE_FIELDS
+
+    updates: dict[str, Any] = {}
+    sources = dict(config._overlay_sources)
+    for field in overlay.model_fields_set:
+        value = getattr(overlay, field)
+        if field in MERGED_FIELDS:
+            updates[field] = {**getattr(config, field), **value}
+            continue
+        updates[field] = value
+        if field in PROFILE_FIELDS:
+            where = config.line_of("deployments", deployment, field)
+            sources[field] = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
+    made = config.model_copy(update=updates)
+    # model_copy shares private attributes; the copy needs its own
+    made._overlaid = {}
+    made._overlay_sources = sources
+    made._lines = config._lines
+    return made

@@ -1,0 +1,54 @@
+"""`extends:`: how a persona's fields combine with those of the personas it builds on.
+
+Later wins: the parents in the order `extends` lists them, then the child. A field replaces the
+same field of an earlier persona, except the mappings, which merge per key: `templates` and
+`variables` per name, `deployments` per deployment and, inside one deployment, per field. Each
+persona's own `{file: …}` templates were already read relative to its own folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import ProfileConfig
+
+__all__ = ["MERGED_FIELDS", "merge_configs"]
+
+#: Fields that merge per key rather than replace.
+MERGED_FIELDS = ("templates", "variables", "deployments")
+
+_OVERLAY_MAPPINGS = ("templates", "variables")
+
+
+def merge_configs(
+    configs: Sequence[ProfileConfig],
+) -> tuple[dict[str, Any], dict[tuple[str, ...], tuple[str, int]]]:
+    """The fields of `configs` combined, later winning, with where each surviving field was written.
+
+    Only the fields each persona sets itself count, so a parent's value is never hidden by a
+    child's unset default.
+    """
+    data: dict[str, Any] = {}
+    lines: dict[tuple[str, ...], tuple[str, int]] = {}
+    for config in configs:
+        for field in config.model_fields_set:
+            value = getattr(config, field)
+            if field == "deployments":
+                merged = data.setdefault("deployments", {})
+                for deployment, overlay in value.items():
+                    entry = merged.setdefault(deployment, {})
+                    for name in overlay.model_fields_set:
+                        item = getattr(overlay, name)
+                        entry[name] = {**entry.get(name, {}), **item} if name in _OVERLAY_MAPPINGS else item
+            elif field in MERGED_FIELDS:
+                data[field] = {**data.get(field, {}), **_mapping(value)}
+            else:
+                data[field] = value
+        lines.update(config._lines)
+    return data, lines
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

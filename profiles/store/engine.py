@@ -1,0 +1,98 @@
+"""Read a store URL and build the matching SQLAlchemy engine: SQLite or PostgreSQL, nothing else.
+
+Only these two backends are tested for the concurrency guarantees, so any other URL is refused with
+a message rather than half-working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from profiles.errors import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL, Engine
+
+__all__ = ["StoreEngine", "create_store_engine", "parse_store_url"]
+
+
+def parse_store_url(url: str) -> URL:
+    """Parse a store URL; a bare path (no ``://``) means a SQLite file.
+
+    Raises:
+        StoreError: the URL is malformed or names a backend other than SQLite or PostgreSQL.
+    """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    text = str(url).strip()
+    if not text:
+        raise StoreError("the prompt store URL is empty; give a path or a URL such as sqlite:///store.db")
+    if "://" not in text:
+        return make_url("sqlite://").set(database=text)
+    if text.startswith("postgres://"):
+        text = "postgresql://" + text[len("postgres://") :]
+    try:
+        parsed = make_url(text)
+    except (ArgumentError, ValueError) as exc:
+        raise StoreError(f"cannot read the prompt store URL {text.split('@')[-1]!r}: {exc}") from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise StoreError(
+            f"the prompt store supports sqlite:/// and postgresql+psycopg:// URLs, not {backend}://; "
+            "change PROFILES_STORE_URL or --store"
+        )
+    if backend == "postgresql" and parsed.get_driver_name() not in ("psycopg", "psycopg2", ""):
+        raise StoreError(
+            f"use postgresql+psycopg:// for a PostgreSQL prompt store, not {parsed.drivername}://"
+        )
+    return parsed
+
+
+class StoreEngine:
+    """An engine plus what the store needs to know about its backend."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        url: URL,
+        describe: Callable[[BaseException], str],
+        driver_errors: tuple[type[BaseException], ...],
+    ) -> None:
+        self.engine = engine
+        self.url = url
+        self.describe = describe
+        self.driver_errors = driver_errors
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.get_backend_name() == "sqlite"
+
+    @property
+    def display(self) -> str:
+        """The URL with any password hidden, for messages."""
+        return self.url.render_as_string(hide_password=True)
+
+
+def create_store_engine(url: str, *, lock_timeout: float) -> StoreEngine:
+    """Build the engine for ``url`` with the backend's locking set up.
+
+    Raises:
+        StoreError: the URL is unsupported or its driver is missing.
+    """
+    parsed = parse_store_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        import sqlite3
+
+        from profiles.store.sqlite import create_sqlite_engine, describe_sqlite_error
+
+        engine = create_sqlite_engine(parsed, lock_timeout=lock_timeout)
+        return StoreEngine(engine, parsed, lambda exc: describe_sqlite_error(exc, parsed), (sqlite3.Error,))
+
+    from profiles.store.postgres import create_postgres_engine, describe_postgres_error
+
+    engine = create_postgres_engine(parsed)
+    import psycopg
+
+    return StoreEngine(engine, engine.url, lambda exc: describe_postgres_error(exc, parsed), (psycopg.Error,))

@@ -1,0 +1,53 @@
+"""PostgreSQL engines for the prompt store, through psycopg 3 (the ``postgres`` extra).
+
+Teams share one server; writers serialise per prompt by locking its row (``SELECT ... FOR UPDATE``),
+so version numbers stay gapless without retry storms.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from profiles.errors import StoreError
+from profiles.store.failures import first_line
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL, Engine
+
+__all__ = ["create_postgres_engine", "describe_postgres_error"]
+
+#: Seconds to wait for the server to answer a connection attempt.
+CONNECT_TIMEOUT = 10
+
+
+def create_postgres_engine(url: URL) -> Engine:
+    """Create a psycopg engine; ``postgresql://`` and ``postgres://`` URLs are read as psycopg ones.
+
+    Raises:
+        StoreError: psycopg is not installed.
+    """
+    from sqlalchemy import create_engine
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise StoreError(
+            "a PostgreSQL prompt store needs psycopg; "
+            "install it with `pip install 'agent-profiles[postgres]'`"
+        ) from exc
+    url = url.set(drivername="postgresql+psycopg")
+    return create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+
+
+def describe_postgres_error(error: BaseException, url: URL) -> str:
+    """Turn a psycopg failure into a sentence naming the server (password hidden) and what to do."""
+    from sqlalchemy.exc import InterfaceError, OperationalError
+
+    where = url.render_as_string(hide_password=True)
+    text = first_line(error)
+    if isinstance(error, (OperationalError, InterfaceError)):
+        return (
+            f"cannot use the PostgreSQL prompt store at {where} ({text}); "
+            "check that the server is running and the URL, user and password are right"
+        )
+    return f"the PostgreSQL prompt store at {where} failed: {text}"

@@ -1,0 +1,220 @@
+"""The `env` provider: process environment over `.env.<deployment>` over `.env`, expanded safely."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from profiles import Context, EnvProvider, ResolutionError
+from profiles.providers import dotenv as dotenv_module
+
+
+@pytest.fixture
+def dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A persona folder and a separate working directory, the latter made current."""
+    persona = tmp_path / "personas"
+    work = tmp_path / "work"
+    persona.mkdir()
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for name in ("ENV_TEST_NAME", "ENV_TEST_OTHER", "AWS_SECRET_ACCESS_KEY", "PROFILES_ENV_ALLOW"):
+        monkeypatch.delenv(name, raising=False)
+    return persona, work
+
+
+def find(key: str, base_dir: Path | None, deployment: str | None = None):
+    return EnvProvider().find(key, Context(deployment=deployment, base_dir=base_dir))
+
+
+def test_process_environment_wins_over_files(dirs, monkeypatch):
+    """A variable set in the process beats both files and is named as coming from the process."""
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=from-dotenv\n")
+    (persona / ".env.prod").write_text("ENV_TEST_NAME=from-prod\n")
+    monkeypatch.setenv("ENV_TEST_NAME", "from-process")
+    found = find("ENV_TEST_NAME", persona, "prod")
+    assert (found.value, found.source) == ("from-process", "env:ENV_TEST_NAME")
+
+
+def test_deployment_file_wins_over_plain_dotenv(dirs):
+    """`.env.prod` beats `.env`, and provenance names the file."""
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=from-dotenv\n")
+    (persona / ".env.prod").write_text("ENV_TEST_NAME=from-prod\n")
+    found = find("ENV_TEST_NAME", persona, "prod")
+    assert found.value == "from-prod"
+    assert found.source == f"env:ENV_TEST_NAME from {persona / '.env.prod'}"
+    plain = find("ENV_TEST_NAME", persona, None)
+    assert (plain.value, plain.source) == ("from-dotenv", f"env:ENV_TEST_NAME from {persona / '.env'}")
+
+
+def test_other_deployments_file_is_not_read(dirs):
+    persona, _ = dirs
+    (persona / ".env.staging").write_text("ENV_TEST_NAME=from-staging\n")
+    assert find("ENV_TEST_NAME", persona, "prod") is None
+
+
+def test_persona_folder_before_working_directory(dirs):
+    """The persona's `.env` beats the working directory's; a cwd `.env.prod` beats both `.env`s."""
+    persona, work = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=persona\n")
+    (work / ".env").write_text("ENV_TEST_NAME=work\nENV_TEST_OTHER=work-other\n")
+    assert find("ENV_TEST_NAME", persona).value == "persona"
+    other = find("ENV_TEST_OTHER", persona)
+    assert (other.value, other.source) == ("work-other", "env:ENV_TEST_OTHER from .env")
+    (work / ".env.prod").write_text("ENV_TEST_NAME=work-prod\n")
+    assert find("ENV_TEST_NAME", persona, "prod").value == "work-prod"
+
+
+def test_empty_value_falls_through_to_next_layer(dirs, monkeypatch):
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=from-dotenv\n")
+    (persona / ".env.prod").write_text("ENV_TEST_NAME=\n")
+    monkeypatch.setenv("ENV_TEST_NAME", "")
+    assert find("ENV_TEST_NAME", persona, "prod").value == "from-dotenv"
+
+
+def test_files_never_reach_os_environ(dirs):
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=from-dotenv\n")
+    assert find("ENV_TEST_NAME", persona).value == "from-dotenv"
+    assert "ENV_TEST_NAME" not in os.environ
+
+
+def test_parsed_files_are_cached_until_edited(dirs, monkeypatch):
+    """Repeated lookups parse a file once; an edited file is read again at the next call."""
+    persona, _ = dirs
+    path = persona / ".env"
+    path.write_text("ENV_TEST_NAME=first\n")
+    calls = []
+    import dotenv
+
+    real = dotenv.dotenv_values
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("interpolate"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dotenv, "dotenv_values", counting)
+    for _ in range(5):
+        assert find("ENV_TEST_NAME", persona).value == "first"
+    assert calls == [False]
+    path.write_text("ENV_TEST_NAME=second, longer\n")
+    assert find("ENV_TEST_NAME", persona).value == "second, longer"
+    assert len(calls) == 2
+
+
+def test_same_size_edit_with_new_mtime_is_seen(dirs):
+    persona, _ = dirs
+    path = persona / ".env"
+    path.write_text("ENV_TEST_NAME=aaaa\n")
+    assert find("ENV_TEST_NAME", persona).value == "aaaa"
+    path.write_text("ENV_TEST_NAME=bbbb\n")
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert find("ENV_TEST_NAME", persona).value == "bbbb"
+
+
+def test_interpolation_uses_layered_file_keys(dirs):
+    """`${VAR}` in `.env.prod` may refer to a key defined in `.env`."""
+    persona, _ = dirs
+    (persona / ".env").write_text("FIRST=Plato\n")
+    (persona / ".env.prod").write_text("ENV_TEST_NAME=${FIRST} the Wise\n")
+    found = find("ENV_TEST_NAME", persona, "prod")
+    assert found.value == "Plato the Wise"
+    assert found.source.endswith(".env.prod")
+    assert not found.secret
+
+
+def test_interpolation_never_reads_the_process_environment(dirs, monkeypatch):
+    """A `.env` that tries `${AWS_SECRET_ACCESS_KEY}` does not get the process's secret."""
+    persona, _ = dirs
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "process-secret-value")
+    (persona / ".env").write_text("ENV_TEST_NAME=${AWS_SECRET_ACCESS_KEY}\nENV_TEST_OTHER=x${AWS_SECRET_ACCESS_KEY}y\n")
+    assert find("ENV_TEST_NAME", persona).value == ""
+    other = find("ENV_TEST_OTHER", persona)
+    assert other.value == "xy"
+    assert "process-secret-value" not in repr(other)
+
+
+def test_interpolation_default_and_process_value_of_same_key(dirs, monkeypatch):
+    """`${VAR:-default}` uses the default when no file has VAR, even when the process has it."""
+    persona, _ = dirs
+    monkeypatch.setenv("ENV_TEST_OTHER", "from-process")
+    (persona / ".env").write_text("ENV_TEST_NAME=${ENV_TEST_OTHER:-fallback}\n")
+    assert find("ENV_TEST_NAME", persona).value == "fallback"
+
+
+def test_interpolated_credential_taints_the_value(dirs):
+    """A value built from a credential-like key is a secret even if its own key is not."""
+    persona, _ = dirs
+    (persona / ".env").write_text("API_TOKEN=t0k3n\nENV_TEST_NAME=bearer ${API_TOKEN}\n")
+    found = find("ENV_TEST_NAME", persona)
+    assert found.value == "bearer t0k3n"
+    assert found.secret
+    assert "t0k3n" not in repr(found)
+
+
+def test_interpolation_cycle_is_an_error(dirs):
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=${ENV_TEST_OTHER}\nENV_TEST_OTHER=${ENV_TEST_NAME}\n")
+    with pytest.raises(ResolutionError, match="ENV_TEST_NAME → ENV_TEST_OTHER → ENV_TEST_NAME"):
+        find("ENV_TEST_NAME", persona)
+
+
+def test_credential_key_is_secret(dirs, monkeypatch):
+    persona, _ = dirs
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI")
+    found = find("AWS_SECRET_ACCESS_KEY", persona)
+    assert found.secret and found.value == "wJalrXUtnFEMI"
+    assert "wJalrXUtnFEMI" not in repr(found)
+
+
+def test_allow_list_refuses_process_and_file_keys(dirs, monkeypatch):
+    """PROFILES_ENV_ALLOW limits reads from the process and from files, naming key and variable."""
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_OTHER=file\n")
+    monkeypatch.setenv("ENV_TEST_NAME", "process")
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "SUMMARY_*, PUBLIC_*")
+    for key in ("ENV_TEST_NAME", "ENV_TEST_OTHER"):
+        with pytest.raises(ResolutionError) as caught:
+            find(key, persona)
+        assert key in str(caught.value) and "PROFILES_ENV_ALLOW" in str(caught.value)
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "ENV_TEST_*")
+    assert find("ENV_TEST_NAME", persona).value == "process"
+    assert find("ENV_TEST_OTHER", persona).value == "file"
+
+
+def test_allow_list_applies_to_references(dirs, monkeypatch):
+    persona, _ = dirs
+    (persona / ".env").write_text("HIDDEN=x\nENV_TEST_NAME=${HIDDEN}\n")
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "ENV_TEST_*")
+    with pytest.raises(ResolutionError, match="'HIDDEN'"):
+        find("ENV_TEST_NAME", persona)
+
+
+@pytest.mark.parametrize("deployment", ["../etc", "a/b", ".hidden", "", "x" * 80])
+def test_unsafe_deployment_names_are_refused(dirs, deployment):
+    persona, _ = dirs
+    (persona / ".env").write_text("ENV_TEST_NAME=x\n")
+    if deployment == "":
+        assert find("ENV_TEST_NAME", persona, deployment).value == "x"  # empty means none
+        return
+    with pytest.raises(ResolutionError, match="deployment name"):
+        find("ENV_TEST_NAME", persona, deployment)
+
+
+def test_oversized_dotenv_is_refused(dirs, monkeypatch):
+    persona, _ = dirs
+    monkeypatch.setattr(dotenv_module, "MAX_DOTENV_BYTES", 10)
+    (persona / ".env").write_text("ENV_TEST_NAME=far too long for the limit\n")
+    with pytest.raises(ResolutionError, match="limit"):
+        find("ENV_TEST_NAME", persona)
+
+
+def test_lookup_without_persona_reads_working_directory(dirs):
+    _, work = dirs
+    (work / ".env.prod").write_text("ENV_TEST_NAME=cwd-prod\n")
+    assert EnvProvider().lookup("ENV_TEST_NAME", deployment="prod") == "cwd-prod"

@@ -1,0 +1,132 @@
+"""Failures give a clear StoreError naming the store and a fix, and never leave a partial write."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import SQLAlchemyError
+
+from profiles.errors import StoreError
+from profiles.store import PromptStore, open_store
+
+_FAIL_LABEL_WRITES = {
+    "sqlite": [
+        "CREATE TRIGGER refuse_labels BEFORE INSERT ON profiles_prompt_labels "
+        "BEGIN SELECT RAISE(ABORT, 'label writes are switched off'); END"
+    ],
+    "postgresql": [
+        "CREATE FUNCTION refuse_labels() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'label writes are switched off'; END $$",
+        "CREATE TRIGGER refuse_labels BEFORE INSERT ON profiles_prompt_labels "
+        "FOR EACH ROW EXECUTE FUNCTION refuse_labels()",
+    ],
+}
+
+
+def _assert_clean(error: StoreError) -> None:
+    """The message is ours: no SQL, no SQLAlchemy link, and the raised type is not a driver's."""
+    assert not isinstance(error, (SQLAlchemyError, sqlite3.Error))
+    assert "sqlalche.me" not in str(error) and "[SQL:" not in str(error)
+
+
+def test_a_write_failing_midway_leaves_no_partial_version(store_url, store):
+    """When the label write fails after the version row went in, the version is rolled back too."""
+    store.put("s", "kept", label="production")
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        for statement in _FAIL_LABEL_WRITES[engine.dialect.name]:
+            conn.execute(text(statement))
+    engine.dispose()
+
+    with pytest.raises(StoreError, match="label writes are switched off") as caught:
+        store.put("s", "lost", label="staging")
+    _assert_clean(caught.value)
+    with pytest.raises(StoreError):
+        store.put("new prompt", "lost too", label="production")
+    assert [record.content for record in store.history("s")] == ["kept"]
+    assert [summary.name for summary in store.list()] == ["s"]
+    assert store.put("s", "next").version == 2  # the failed put used no number
+
+
+def test_corrupt_file_names_the_file_and_the_fix(tmp_path):
+    """Random bytes where the database should be give a StoreError, not a sqlite3 error."""
+    path = tmp_path / "store.db"
+    path.write_bytes(b"not sqlite " + os.urandom(4096))
+    with pytest.raises(StoreError) as caught:
+        PromptStore(f"sqlite:///{path}")
+    message = str(caught.value)
+    assert (
+        str(path) in message
+        and "not a readable SQLite database" in message
+        and "move the file aside" in message
+    )
+    _assert_clean(caught.value)
+    assert isinstance(caught.value.__cause__, (SQLAlchemyError, sqlite3.Error))
+
+
+def test_corrupt_default_store_is_reported_by_open_store(tmp_path, monkeypatch):
+    """The default location gets the same clear error."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".profiles").mkdir()
+    (tmp_path / ".profiles" / "store.db").write_bytes(os.urandom(8192))
+    with pytest.raises(StoreError, match=r"\.profiles/store\.db"):
+        open_store()
+
+
+def test_locked_database_says_so_and_loses_nothing(tmp_path):
+    """A write blocked by another process's lock fails after the timeout with a clear message."""
+    path = tmp_path / "store.db"
+    url = f"sqlite:///{path}"
+    with PromptStore(url) as store:
+        store.put("s", "one")
+    with PromptStore(url, lock_timeout=0.2) as store:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(StoreError) as caught:
+                store.put("s", "two")
+            with pytest.raises(StoreError, match="locked"):
+                PromptStore(url, lock_timeout=0.2)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        message = str(caught.value)
+        assert str(path) in message and "locked by another process" in message and "try again" in message
+        _assert_clean(caught.value)
+        assert [record.content for record in store.history("s")] == ["one"]
+        assert store.put("s", "two").version == 2
+
+
+def test_folder_that_cannot_be_created(tmp_path):
+    """A store path under a file is a StoreError naming the path."""
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreError, match="cannot create the folder"):
+        PromptStore(f"sqlite:///{tmp_path / 'file' / 'store.db'}")
+
+
+def test_unreachable_postgres_hides_the_password():
+    """A server that does not answer is a StoreError that names it without the password."""
+    with pytest.raises(StoreError) as caught:
+        PromptStore("postgresql+psycopg://user:hunter2secret@127.0.0.1:1/db")
+    message = str(caught.value)
+    assert "cannot use the PostgreSQL prompt store" in message and "127.0.0.1:1" in message
+    assert "hunter2secret" not in message
+    _assert_clean(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("mysql://u@h/db", "supports sqlite"),
+        ("postgresql+asyncpg://u@h/db", r"postgresql\+psycopg"),
+        ("   ", "empty"),
+        ("sqlite://:bad//", "cannot read"),
+    ],
+)
+def test_unsupported_urls_are_refused(url, problem):
+    """Only SQLite and PostgreSQL through psycopg are accepted, with a message saying so."""
+    with pytest.raises(StoreError, match=problem):
+        PromptStore(url)

@@ -1,0 +1,214 @@
+"""Export to and import from a folder of YAML files: round trips both ways, idempotence, conflicts."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from profiles.errors import StoreError
+from profiles.store import PromptStore
+from profiles.store.keys import PromptKey
+from profiles.store.sync import file_name, read_folder
+
+from .strategies import contents, languages, models, names
+
+
+def _everything(store: PromptStore) -> list[tuple]:
+    rows = []
+    for summary in store.list():
+        for r in store.history(summary.name, language=summary.language, model=summary.model):
+            rows.append(
+                (r.name, r.language, r.model, r.version, r.content, r.created_at, r.author, r.note, r.labels)
+            )
+    return rows
+
+
+def _fill(store: PromptStore) -> None:
+    store.put("summary", "v1\n", author="ana", note="first", label="production")
+    store.put("summary", "v2 with: yaml # chars\n  indented\n", label="staging")
+    store.put("summary", "台灣\n", language="zh-TW", model="gpt-4o")
+    store.put("team/writer", "no final newline")
+
+
+def test_export_then_import_into_an_empty_store_copies_everything(store, other_store, tmp_path):
+    """Every version, time, author, note and label arrives unchanged."""
+    _fill(store)
+    written = store.export(tmp_path / "prompts")
+    assert len(written) == 3 and all(path.suffix == ".yaml" for path in written)
+    result = other_store.import_(tmp_path / "prompts")
+    assert (result.versions_added, result.labels_moved) == (4, 2)
+    assert _everything(other_store) == _everything(store)
+
+
+def test_importing_an_export_into_its_own_store_adds_nothing(store, tmp_path):
+    """Import is idempotent: the versions are already there."""
+    _fill(store)
+    before = _everything(store)
+    store.export(tmp_path)
+    assert store.import_(tmp_path).versions_added == 0
+    assert store.import_(tmp_path).labels_moved == 0
+    assert _everything(store) == before
+
+
+def test_sync_both_ways_through_a_folder(store, other_store, tmp_path):
+    """New versions and label moves made on either side reach the other through the folder."""
+    _fill(store)
+    store.export(tmp_path)
+    other_store.import_(tmp_path)
+    other_store.put("summary", "v3 from the other side\n")
+    other_store.set_label("summary", "production", 3)
+    other_store.export(tmp_path)
+    result = store.import_(tmp_path)
+    assert (result.versions_added, result.labels_moved) == (1, 1)
+    assert store.get("summary", label="production").content == "v3 from the other side\n"
+    store.put("summary", "v4 back again\n")
+    store.export(tmp_path)
+    assert other_store.import_(tmp_path).versions_added == 1
+    assert _everything(other_store) == _everything(store)
+
+
+def test_export_writes_readable_yaml(store, tmp_path):
+    """Multi-line prompts are literal blocks, so git diffs read like the prompt."""
+    store.put("summary", "line one\nline two\n", label="production")
+    (path,) = store.export(tmp_path)
+    assert path.name == "summary__any__any.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "content: |\n    line one\n    line two\n" in text
+    document = yaml.safe_load(text)
+    assert document["labels"] == {"production": 1} and document["versions"][0]["version"] == 1
+
+
+def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path):
+    """A file whose version 1 differs from the store's is an error; the import is all or nothing."""
+    store.put("a", "store text")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    good = {
+        "name": "b",
+        "versions": [{"version": 1, "created_at": "2026-01-01T00:00:00+00:00", "content": "b"}],
+    }
+    bad = {
+        "name": "a",
+        "versions": [{"version": 1, "created_at": "2026-01-01T00:00:00+00:00", "content": "other"}],
+    }
+    (folder / "0_b.yaml").write_text(yaml.safe_dump(good))
+    (folder / "1_a.yaml").write_text(yaml.safe_dump(bad))
+    with pytest.raises(StoreError, match="different content"):
+        store.import_(folder)
+    assert [s.name for s in store.list()] == ["a"]
+    assert store.get("a").content == "store text"
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ("[1, 2]", "expected a mapping"),
+        ("name: ''\n", "non-empty"),
+        ("name: a\nversions: {}\n", "'versions' must be a list"),
+        (
+            "name: a\nversions:\n- {version: 0, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "whole number",
+        ),
+        ("name: a\nversions:\n- {version: 1, content: 5, created_at: '2026-01-01T00:00:00'}\n", "'content'"),
+        ("name: a\nversions:\n- {version: 1, content: x, created_at: yesterday}\n", "ISO 8601"),
+        ("name: a\nlabels: {production: 3}\nversions: []\n", "does not exist"),
+        ("name: a\n  bad: [indent\n", "cannot read"),
+    ],
+)
+def test_malformed_files_name_the_file(store, tmp_path, document, problem):
+    """Each malformed file gives a StoreError naming the file and the problem."""
+    (tmp_path / "broken.yaml").write_text(document)
+    with pytest.raises(StoreError) as caught:
+        store.import_(tmp_path)
+    assert "broken.yaml" in str(caught.value) and problem in str(caught.value)
+    assert store.list() == ()
+
+
+def test_missing_folder_is_a_store_error(store, tmp_path):
+    """Importing a folder that does not exist says so."""
+    with pytest.raises(StoreError, match="no such folder"):
+        store.import_(tmp_path / "nope")
+
+
+def test_file_names_are_unique_and_safe():
+    """Unsafe parts are replaced and a hash keeps different keys apart."""
+    keys = [PromptKey("a/b"), PromptKey("a?b"), PromptKey("a", "any"), PromptKey("a"), PromptKey("a__b")]
+    spelled = [file_name(key) for key in keys]
+    assert len(set(spelled)) == len(keys)
+    assert all("/" not in name and "?" not in name for name in spelled)
+    assert file_name(PromptKey("summary", "zh-TW", "gpt-4o")) == "summary__zh-TW__gpt-4o.yaml"
+
+
+def test_names_differing_only_in_case_get_different_files(store, other_store, tmp_path):
+    """On a case-blind disk Summary and summary must not overwrite each other."""
+    store.put("Summary", "upper")
+    store.put("summary", "lower")
+    files = store.export(tmp_path)
+    assert len({path.name.casefold() for path in files}) == 2
+    other_store.import_(tmp_path)
+    assert other_store.get("Summary").content == "upper" and other_store.get("summary").content == "lower"
+
+
+_entries = st.lists(st.tuples(names, languages, models, contents), min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(entries=_entries, label_last=st.booleans())
+def test_arbitrary_prompts_round_trip_through_a_folder(entries, label_last):
+    """Any names, keys and contents survive export then import into a new store, exactly."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        with (
+            PromptStore(f"sqlite:///{root / 'a.db'}") as source,
+            PromptStore(f"sqlite:///{root / 'b.db'}") as copy,
+        ):
+            for name, language, model, content in entries:
+                source.put(
+                    name,
+                    content,
+                    language=language,
+                    model=model,
+                    note=content[:10],
+                    label="production" if label_last else None,
+                )
+            source.export(root / "folder")
+            assert len(read_folder(root / "folder")) == len(source.list())
+            result = copy.import_(root / "folder")
+            assert result.versions_added == len(entries)
+            assert _everything(copy) == _everything(source)
+            assert copy.import_(root / "folder").versions_added == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=names,
+    language=languages,
+    model=models,
+    texts=st.lists(contents, min_size=1, max_size=3),
+    author=contents,
+    label=names.map(str.strip).filter(bool),
+)
+def test_any_prompt_file_reads_back_exactly(tmp_path_factory, name, language, model, texts, author, label):
+    """Writing a prompt file and reading it back gives the same key, versions and labels."""
+    from datetime import datetime, timezone
+
+    from profiles.store.models import PromptVersion
+    from profiles.store.sync import write_folder
+
+    key = PromptKey(name, language, model)
+    moment = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+    records = [
+        PromptVersion(name, language, model, number, text, moment, author, text[::-1])
+        for number, text in enumerate(texts, start=1)
+    ]
+    folder = tmp_path_factory.mktemp("folder")
+    write_folder(folder, {key: (records, {label: len(texts)})})
+    (record,) = read_folder(folder)
+    assert record.key == key
+    assert list(record.versions) == records
+    assert record.labels == {label: len(texts)}
