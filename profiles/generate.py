@@ -42,8 +42,14 @@ class _JsonlWriter:
                     f"{self.partial} exists, left by an earlier run that did not finish; "
                     "keep its personas by moving it elsewhere, or delete it, then run again."
                 )
-            # "x": never write over a file another run has just created
-            self._file = open(self.partial, "x", encoding="utf-8")  # noqa: SIM115 (closed in commit/close)
+            try:
+                # "x": never write over a file another run has just created
+                self._file = open(self.partial, "x", encoding="utf-8")  # noqa: SIM115 (closed in commit/close)
+            except OSError as exc:
+                raise FactoryError(
+                    f"cannot write {self.partial} ({exc.strerror or type(exc).__name__}); "
+                    "check that its folder exists and is writable."
+                ) from None
 
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False)
@@ -157,6 +163,11 @@ def _progress() -> Any:
 )
 @click.option("--batch-size", default=5, show_default=True, type=click.IntRange(min=1), help="Personas per request.")
 @click.option("--max-in-flight", default=4, show_default=True, type=click.IntRange(min=1), help="Requests at once.")
+@click.option(
+    "--max-batches",
+    type=click.IntRange(min=1),
+    help="Batch requests to send at most before giving up; twice what --count needs, plus two, by default.",
+)
 @click.option("--language", "-l", help="The language the personas are written in, e.g. en, zh.")
 @click.option(
     "--timeout",
@@ -176,6 +187,7 @@ def generate(
     api_key_env: str,
     batch_size: int,
     max_in_flight: int,
+    max_batches: int | None,
     language: str | None,
     timeout: float,
 ) -> None:
@@ -202,6 +214,7 @@ def generate(
         seed=seed,
         api_key_env=api_key_env,
         max_in_flight=max_in_flight,
+        max_batches=max_batches,
         language=language,
         timeout=timeout,
     )

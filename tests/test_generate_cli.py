@@ -122,6 +122,24 @@ def test_failure_keeps_partial_and_leaves_out_untouched(runner, chat_server, rul
     assert len(read_jsonl(tmp_path / "out.jsonl.partial")) == 1
 
 
+def test_max_batches_bounds_the_run(runner, chat_server, rules):
+    """--max-batches caps the batch requests; the error names the limit."""
+    chat_server.script(*[Empty()] * 5)
+    result = run(runner, chat_server, rules, "--max-batches", "2")
+    assert result.exit_code == 2
+    assert "in 2 batch request(s) and 0 fix request(s) (max_batches=2)" in result.stderr
+    assert len(chat_server.requests) == 2
+
+
+def test_out_folder_missing(runner, chat_server, rules, tmp_path):
+    """An --out in a folder that does not exist is a clear error, before any request."""
+    out = tmp_path / "nowhere" / "out.jsonl"
+    result = run(runner, chat_server, rules, "--out", str(out))
+    assert result.exit_code == 2
+    assert f"Error: cannot write {out}.partial (No such file or directory)" in result.stderr
+    assert chat_server.requests == []
+
+
 def test_failure_with_nothing_made_leaves_no_partial(runner, chat_server, rules, tmp_path):
     """A run that made nothing leaves no partial file behind."""
     chat_server.script(*[Status(404)] * 3)
