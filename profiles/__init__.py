@@ -40,6 +40,7 @@ _LAZY = {
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
+    "LLMProfileFactory": "factories.llm",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
@@ -79,6 +80,7 @@ __all__ = [
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
+    "LLMProfileFactory",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
@@ -119,6 +121,7 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.llm import LLMProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .provenance import ExplainRow, explain

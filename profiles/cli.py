@@ -236,9 +236,12 @@ def schema() -> None:
     click.echo(json.dumps(persona_schema(), indent=2, ensure_ascii=False))
 
 
-from .batch_cli import batch  # noqa: E402 - registered after the group exists
+# commands that live in modules of their own, registered once the group exists
+from .batch_cli import batch  # noqa: E402
+from .generate import generate  # noqa: E402
 
 cli.add_command(batch)
+cli.add_command(generate)
 
 
 def main() -> None:

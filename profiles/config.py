@@ -358,6 +358,8 @@ class ProfileConfig(_PersonaFields):
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source_file: str | None = PrivateAttr(default=None)
+    #: The source provenance gives literal fields not written in a file, e.g. `llm:<model> request …`.
+    _origin: str | None = PrivateAttr(default=None)
     #: Where each field was written: field path -> (file, line), e.g. ("deployments", "prod", "name").
     _lines: Mapping[tuple[str, ...], tuple[str, int]] = PrivateAttr(default_factory=dict)
     #: Configs with a deployment's overlay applied, made once per deployment.
@@ -384,11 +386,14 @@ class ProfileConfig(_PersonaFields):
         source_file: str | None = None,
         lines: Mapping[tuple[str, ...], tuple[str, int]] | None = None,
         partial: bool = False,
+        origin: str | None = None,
     ) -> ProfileConfig:
         """Validate parsed data whose template files live in `base_dir`.
 
         `lines` maps field paths to where they were written, for provenance. `partial` skips the
-        name-and-role check, for a parent persona that only some children complete.
+        name-and-role check, for a parent persona that only some children complete. `origin` is
+        the source provenance gives literal fields that came from elsewhere than a file, e.g.
+        `llm:<model> request <id> prompt <hash>`; by default it is `yaml:<source_file>` or `literal`.
 
         Raises:
             ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
@@ -403,6 +408,7 @@ class ProfileConfig(_PersonaFields):
         config._base_dir = base_dir
         config._source_file = source_file
         config._lines = dict(lines or {})
+        config._origin = origin
         return config
 
     @model_validator(mode="wrap")
@@ -623,7 +629,7 @@ class ProfileConfig(_PersonaFields):
         private = self.__pydantic_private__ or {}
         lines = private.get("_lines") or {}
         source_file = private.get("_source_file")
-        fallback = f"yaml:{source_file}" if source_file else "literal"
+        fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
         sources = {}
         for field in PROFILE_FIELDS:
             where = lines.get((field,))
