@@ -43,6 +43,8 @@ _LAZY = {
     "ReactAction": "react",
     "ReactAnswer": "react",
     "Resolved": "context",
+    "StaleStoreWarning": "providers.store",
+    "StoreProvider": "providers.store",
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
@@ -81,7 +83,9 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "SecretError",
+    "StaleStoreWarning",
     "StoreError",
+    "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
     "UnknownDeploymentWarning",
@@ -109,6 +113,7 @@ if TYPE_CHECKING:
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
