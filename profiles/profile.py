@@ -501,6 +501,7 @@ def build_profile(
     resolved: Mapping[str, Resolved],
     *,
     template_roots: Sequence[Path] = (),
+    templates: Mapping[str, TemplateSource] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
@@ -526,7 +527,7 @@ def build_profile(
         profile_id=profile_id,
         resolved=MappingProxyType(dict(resolved)),
         values=MappingProxyType(values),
-        templates=MappingProxyType(dict(config.templates)),
+        templates=MappingProxyType(dict(config.templates if templates is None else templates)),
         bound=MappingProxyType(dict(config.variables)),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,

@@ -183,7 +183,8 @@ class StoreProvider(ConfigProvider):
             entry = self._unreachable(key, entry, now, exc)
         else:
             which = "latest" if label is None else f"label={label}"
-            good = Resolved(record.content, f"store:{record.ref} {which}")
+            # a file or a here-string ends with a line break; a name or a goal does not
+            good = Resolved(record.content.rstrip("\r\n"), f"store:{record.ref} {which}")
             entry = _Entry(good, now, good)
         with self._lock:
             self._cache[cache_key] = entry
