@@ -287,7 +287,8 @@ class _PersonaFields(BaseModel):
             if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in TEMPLATE_SPECS:
                 raise _fail(
                     "template_spec",
-                    f"template for {str(kind)!r} must be {{file: path}}, {{inline: text}} or {{store: prompt name}}",
+                    f"template for {str(kind)!r} must have one key: file (a path), inline (text) "
+                    "or store (a prompt name)",
                 )
             ((how, text),) = spec.items()
             if not isinstance(text, str):
@@ -549,11 +550,11 @@ class ProfileConfig(_PersonaFields):
                 return made
         roots = (*config.template_roots, *_env_template_roots())
         templates = config._fetch_templates(
-            _with(context, language=resolved["language"].value, model=resolved["model"].value)
+            _with(context, language=resolved["language"].value, model=resolved["model"].value), lines=self
         )
         return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
 
-    def _fetch_templates(self, context: Context) -> dict[str, TemplateSource] | None:
+    def _fetch_templates(self, context: Context, *, lines: ProfileConfig) -> dict[str, TemplateSource] | None:
         """The persona's templates with each `{store: key}` replaced by the text the store holds now.
 
         None when no template comes from the store. The text is compiled by the renderer, whose
@@ -571,7 +572,7 @@ class ProfileConfig(_PersonaFields):
         for kind, item in self.templates.items():
             if not item.store_key:
                 continue
-            where = self.line_of("templates", kind)
+            where = lines.line_of("templates", kind) or lines.line_of("templates")  # overlays keep no lines
             place = f"{where[0]}:{where[1]}: " if where else ""
             try:
                 found = provider.find(item.store_key, context)
