@@ -137,6 +137,7 @@ class StoreProvider(ConfigProvider):
         self._lock = threading.Lock()
         self._stores: dict[str, PromptStore] = {}
         self._cache: dict[tuple[str, ...], _Entry] = {}
+        self._down: dict[str, tuple[float, StoreError]] = {}
 
     # -- the ConfigProvider contract --------------------------------------------------------------
 
@@ -171,6 +172,7 @@ class StoreProvider(ConfigProvider):
         if entry is not None and now - entry.checked < self.ttl:
             return entry.answer
         try:
+            self._check_not_down(url, now)
             record, label = self._store(url, key).find(
                 key,
                 language=context.language,
@@ -180,6 +182,9 @@ class StoreProvider(ConfigProvider):
         except PromptNotFoundError:
             entry = _Entry(None, now, None)
         except StoreError as exc:
+            if not isinstance(exc, _StillDown):
+                with self._lock:  # other keys skip the store until the TTL passes: one timeout, not one per field
+                    self._down[url] = (now, exc)
             entry = self._unreachable(key, entry, now, exc)
         else:
             which = "latest" if label is None else f"label={label}"
@@ -204,6 +209,7 @@ class StoreProvider(ConfigProvider):
         """Forget every cached answer, including the last good ones kept for outages."""
         with self._lock:
             self._cache.clear()
+            self._down.clear()
 
     def close(self) -> None:
         """Close the stores this provider opened; they reopen at the next lookup."""
@@ -225,6 +231,16 @@ class StoreProvider(ConfigProvider):
 
         configured = os.environ.get(STORE_URL_ENV, "").strip()
         return configured or "sqlite:///" + str(_default_path())
+
+    def _check_not_down(self, url: str, now: float) -> None:
+        """Raise the store's last failure again while it is recent; forget it once the TTL has passed."""
+        with self._lock:
+            down = self._down.get(url)
+            if down is not None and now - down[0] >= self.ttl:
+                del self._down[url]
+                down = None
+        if down is not None:
+            raise _StillDown(str(down[1]))
 
     def _store(self, url: str, key: str) -> PromptStore:
         """The store at `url`, opened once; a SQLite file that does not exist is never created here."""
@@ -252,6 +268,10 @@ class StoreProvider(ConfigProvider):
             served = "using the field's default"
         warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {error}", StaleStoreWarning, 3)
         return _Entry(answer, now, good)
+
+
+class _StillDown(StoreError):
+    """The store failed moments ago; it is not asked again until the TTL passes."""
 
 
 def _default_path() -> Path:

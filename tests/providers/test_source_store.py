@@ -375,3 +375,27 @@ def test_cli_outage_prints_a_warning(runner, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "Warning: prompt store unreachable" in result.output
     assert "default (store:summarizer/name unreachable)" in result.output
+
+
+def test_one_failure_per_ttl_not_one_per_field(tmp_path):
+    """After a failure the store is left alone until the TTL passes, for every key: a dead server
+    costs one connection timeout per TTL, not one per field."""
+    path = tmp_path / "store.db"
+    url = f"sqlite:///{path}"
+    with PromptStore(url) as store:
+        store.put(KEY, "Plato")
+        store.put("summarizer/goal", "Summarize")
+    provider = StoreProvider(url, ttl=60)
+    assert provider.lookup(KEY) == "Plato"
+    provider.close()
+    good = path.read_bytes()
+    path.write_bytes(b"not a database" * 300)
+    provider.clear_cache()
+    with pytest.warns(StaleStoreWarning, match="file is not a database"):
+        assert provider.lookup(KEY) is None
+    path.write_bytes(good)  # back, but within the TTL the provider does not ask yet
+    with pytest.warns(StaleStoreWarning, match="using the field's default"):
+        assert provider.lookup("summarizer/goal") is None
+    provider.clear_cache()
+    assert provider.lookup("summarizer/goal") == "Summarize"
+    provider.close()
