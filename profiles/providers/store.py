@@ -5,7 +5,8 @@ deployment maps to and its fallbacks: `staging` reads the `staging` label, else 
 the newest version (`latest`). Answers are kept for a few seconds per provider, so rendering a
 batch of profiles does not query the database once per field and profile. When the store cannot
 be reached, the last good answer is served (else the field's default) with a warning, and the
-provenance says so: `store:summarizer/name v3 label=production (stale: store unreachable)`.
+provenance says so: `store:summarizer/name v3 label=production (stale: store unreachable)`; the
+store is then left alone until the TTL passes, so a dead server costs one timeout, not one per field.
 
 SQLAlchemy is imported at the first lookup, never by `import profiles`.
 """
@@ -165,7 +166,7 @@ class StoreProvider(ConfigProvider):
         url = self._url()
         chain = self.chain_for(context.deployment)
         _check_key(key, context)
-        cache_key = (url, key, context.language or "", context.model or "", context.deployment or "")
+        cache_key = (url, key, context.language or "", context.model or "", context.deployment or "", *chain)
         now = time.monotonic()
         with self._lock:
             entry = self._cache.get(cache_key)
