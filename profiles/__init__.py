@@ -51,6 +51,8 @@ _LAZY = {
     "ReactAction": "react",
     "ReactAnswer": "react",
     "Resolved": "context",
+    "StaleStoreWarning": "providers.store",
+    "StoreProvider": "providers.store",
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
@@ -96,7 +98,9 @@ __all__ = [
     "ResourceError",
     "RowIssue",
     "SecretError",
+    "StaleStoreWarning",
     "StoreError",
+    "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
     "UnknownDeploymentWarning",
@@ -128,6 +132,7 @@ if TYPE_CHECKING:
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
     from .schema import persona_schema

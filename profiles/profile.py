@@ -502,6 +502,7 @@ def build_profile(
     *,
     template_roots: Sequence[Path] = (),
     literal: Collection[str] = (),
+    templates: Mapping[str, TemplateSource] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
@@ -528,7 +529,7 @@ def build_profile(
         profile_id=profile_id,
         resolved=MappingProxyType(dict(resolved)),
         values=MappingProxyType(values),
-        templates=MappingProxyType(dict(config.templates)),
+        templates=MappingProxyType(dict(config.templates if templates is None else templates)),
         bound=MappingProxyType(dict(config.variables)),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
