@@ -157,7 +157,7 @@ class TemplateSource:
 
 def _fail(code: str, message: str) -> PydanticCustomError:
     """A validation error whose message is final text, not a template to fill in."""
-    return PydanticCustomError(code, _escape(message))
+    return PydanticCustomError(code, message)
 
 
 def _confined(base_dir: Path, relative: str) -> Path:
@@ -277,7 +277,7 @@ class _PersonaFields(BaseModel):
         if not isinstance(value, Mapping):
             raise PydanticCustomError(
                 "templates_type",
-                "expected a mapping of prompt kind to {{file: path}}, {{inline: text}} or {{store: prompt name}}",
+                "expected a mapping of prompt kind to {file: path}, {inline: text} or {store: prompt name}",
             )
         base_dir = _BASE_DIR.get() or Path.cwd()
         result: dict[str, TemplateSource] = {}
@@ -443,7 +443,7 @@ class ProfileConfig(_PersonaFields):
             # rebuilt from each final message: custom error types cannot be re-raised by name
             errors = [
                 {
-                    "type": PydanticCustomError(error["type"], _escape(error["msg"]), _plain(error.get("ctx"))),
+                    "type": PydanticCustomError(error["type"], error["msg"], _plain(error.get("ctx"))),
                     "loc": error["loc"],
                     "input": None,
                 }
@@ -472,7 +472,7 @@ class ProfileConfig(_PersonaFields):
         if not isinstance(value, Mapping):
             raise PydanticCustomError(
                 "deployments_type",
-                "expected a mapping of deployment name to the fields it changes, e.g. {{prod: {{name: Plato}}}}",
+                "expected a mapping of deployment name to the fields it changes, e.g. {prod: {name: Plato}}",
             )
         # an empty entry (`prod:`) names a deployment that keeps the base persona
         return {name: ({} if overlay is None else overlay) for name, overlay in value.items()}
@@ -770,9 +770,6 @@ def _plain(ctx: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {key: value for key, value in ctx.items() if isinstance(value, (str, int, float, bool))}
 
-
-def _escape(message: str) -> str:
-    return message.replace("{", "{{").replace("}", "}}")
 
 
 def config_error_from(exc: ValidationError, locate: Any = None, file: str | None = None) -> ConfigError:
