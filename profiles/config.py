@@ -702,12 +702,12 @@ class ProfileConfig(_PersonaFields):
     def _call_factory(self, profile_id: Any, resolved: Mapping[str, Resolved], context: Context) -> Profile | None:
         from .errors import FactoryError
 
+        # a factory may send what it is given to a model: a secret goes only where the persona allows it
         options = {
-            "name": resolved["name"].value,
-            "role": resolved["role"].value,
-            "goal": resolved["goal"].value,
-            "language": resolved["language"].value,
-            "model": resolved["model"].value,
+            field: None
+            if resolved[field].secret and field not in self.allow_secrets
+            else resolved[field].value
+            for field in ("name", "role", "goal", "language", "model")
         }
         create = getattr(self.factory, "create_profile", None) or self.factory
         try:
