@@ -398,41 +398,65 @@ def row_load(settings: Settings) -> list[Row]:
 # child processes ------------------------------------------------------------------------------
 
 
-def _child(argv: list[str], *, cwd: Path | None = None, timeout: float = 600) -> tuple[int, float, float, str]:
-    """Run `argv`; return its exit code, wall seconds, peak RSS in MB and the tail of its output."""
-    with tempfile.TemporaryFile() as output:
-        start = time.perf_counter()
-        process = subprocess.Popen(argv, cwd=cwd, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                process.kill()
-                pid, status, usage = os.wait4(process.pid, 0)
-                break
-            time.sleep(0.002)
-        wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
-        output.seek(0)
-        tail = output.read().decode("utf-8", "replace")[-2000:]
-    peak_mb = usage.ru_maxrss * 1024 / 1e6  # ru_maxrss is in KiB on Linux
-    global _last_cpu
-    _last_cpu = usage.ru_utime + usage.ru_stime
-    return process.returncode, wall, peak_mb, tail
+#: Runs a command as its own child and reports that child's resource use. A process forked from
+#: this one starts with this one's resident memory as its high-water mark, and keeps it across
+#: exec, so measuring a child directly would report this benchmark's own size; the launcher is
+#: small, and its child's peak is the command's own.
+_LAUNCHER = """
+import json, resource, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "maxrss_kib": usage.ru_maxrss, "cpu": usage.ru_utime + usage.ru_stime}, out)
+"""
 
 
-#: CPU seconds (user + system) of the last child `_child` waited for.
-_last_cpu = 0.0
+@dataclass(frozen=True)
+class _Run:
+    """What one child process cost."""
+
+    code: int
+    wall: float  # seconds
+    cpu: float  # seconds, user + system
+    peak_mb: float  # resident memory high-water mark, 10**6 bytes
+    output: str  # the end of what it printed
+
+
+def _child(argv: list[str], *, cwd: Path | None = None, timeout: float = 600) -> _Run:
+    """Run `argv` through the launcher; a run past `timeout` seconds is killed (exit code -9)."""
+    with tempfile.TemporaryDirectory(prefix="profiles-bench-run-") as tmp:
+        report = Path(tmp) / "usage.json"
+        output_path = Path(tmp) / "output"
+        with output_path.open("wb") as output:
+            start = time.perf_counter()
+            process = subprocess.Popen(
+                [sys.executable, "-c", _LAUNCHER, str(report), *argv],
+                cwd=cwd,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # so a timeout ends the command too, not just the launcher
+            )
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)
+                process.wait()
+            wall = time.perf_counter() - start
+        tail = output_path.read_bytes().decode("utf-8", "replace")[-2000:]
+        if not report.exists():
+            return _Run(process.returncode or -9, wall, 0.0, 0.0, tail)
+        usage = json.loads(report.read_text(encoding="utf-8"))
+    peak_mb = usage["maxrss_kib"] * 1024 / 1e6  # ru_maxrss is in KiB on Linux
+    return _Run(usage["code"], wall, usage["cpu"], peak_mb, tail)
 
 
 def _python_ms(code: str) -> tuple[float, float]:
     """CPU and wall milliseconds of `python -c code` in a fresh interpreter."""
-    code_, wall, _, output = _child([sys.executable, "-c", code], cwd=Path(tempfile.gettempdir()), timeout=60)
-    if code_ != 0:
-        raise RuntimeError(f"python -c {code!r} failed: {output.strip()[-200:]}")
-    return _last_cpu * 1e3, wall * 1e3
+    run = _child([sys.executable, "-c", code], cwd=Path(tempfile.gettempdir()), timeout=60)
+    if run.code != 0:
+        raise RuntimeError(f"python -c {code!r} failed: {run.output.strip()[-200:]}")
+    return run.cpu * 1e3, run.wall * 1e3
 
 
 def row_import(settings: Settings) -> list[Row]:
@@ -563,31 +587,30 @@ def row_batch(settings: Settings) -> list[Row]:
         argv += ["--base", str(base), "--out", str(out), "--render", "--question", QUESTION]
         if "--quiet" in help_text:
             argv.append("--quiet")
-        code, wall, peak, tail = _child(argv, cwd=folder, timeout=120 if settings.quick else 300)
-        cpu = _last_cpu
-        _, _, floor_peak, _ = _child([sys.executable, "-m", "profiles", "--help"], cwd=folder)
+        run = _child(argv, cwd=folder, timeout=120 if settings.quick else 300)
+        floor = _child([sys.executable, "-m", "profiles", "--help"], cwd=folder)
         written = sum(1 for _ in out.open(encoding="utf-8")) if out.exists() else 0
-    if code != 0:
+    if run.code != 0:
         row.status = "failed"
-        row.note = f"exit {code}: " + (tail.strip().splitlines() or ["no output"])[-1][:200]
+        row.note = f"exit {run.code}: " + (run.output.strip().splitlines() or ["no output"])[-1][:200]
         return [row]
-    row.median = peak
-    row.floor = floor_peak
-    row.ratio = peak / floor_peak if floor_peak else None
+    row.median = run.peak_mb
+    row.floor = floor.peak_mb
+    row.ratio = run.peak_mb / floor.peak_mb if floor.peak_mb else None
     row.samples = 1
     row.target = "< 60 MB peak"
-    row.passed = peak < 60
+    row.passed = run.peak_mb < 60
     row.extra.update(
         {
             "rows": rows,
             "written": written,
-            "wall_s": wall,
-            "cpu_s": cpu,
-            "per_row_us": wall / rows * 1e6,
-            "rows_per_s": rows / wall,
+            "wall_s": run.wall,
+            "cpu_s": run.cpu,
+            "per_row_us": run.wall / rows * 1e6,
+            "rows_per_s": rows / run.wall,
         }
     )
-    row.note = f"{wall:.1f} s wall, {rows / wall:,.0f} rows/s"
+    row.note = f"{run.wall:.1f} s wall, {rows / run.wall:,.0f} rows/s"
     return [row]
 
 

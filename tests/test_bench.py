@@ -208,3 +208,31 @@ def test_readme_table_names_every_row(bench):
     assert len(labels) == len(bench.ROWS)
     assert f"profiles batch --render, {settings.batch_rows:,} rows" in labels
     assert "format_system_prompt, summarizer" in labels and "Haystack PromptBuilder.run" in labels
+
+
+def test_child_peak_is_its_own(bench, tmp_path):
+    """A child's peak memory is its own, not this (larger) process's, which a fork would pass on."""
+    ballast = bytearray(120_000_000)  # noqa: F841 - makes this process larger than any child below
+    small = bench._child([sys.executable, "-c", "pass"], cwd=tmp_path)
+    large = bench._child([sys.executable, "-c", "b = bytearray(80_000_000)"], cwd=tmp_path)
+    assert small.code == 0 and large.code == 0
+    assert small.peak_mb < 60 < 80 < large.peak_mb
+    assert small.cpu > 0 and small.wall > 0
+
+
+def test_child_past_its_timeout_is_ended(bench, tmp_path):
+    run = bench._child([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path, timeout=0.5)
+    assert run.code != 0 and run.wall < 10
+
+
+def test_batch_row_runs_the_command(bench):
+    """With `profiles batch` installed, a small batch runs through the row and every row is written."""
+    from dataclasses import replace
+
+    available, _ = bench.batch_available()
+    if not available:
+        pytest.skip("profiles batch is not available in this installation")
+    (row,) = bench.row_batch(replace(bench.Settings.make(quick=True), batch_rows=200))
+    assert row.status == "ok", row.note
+    assert row.extra["rows"] == row.extra["written"] == 200
+    assert row.median > 0 and row.floor > 0 and isinstance(row.passed, bool)
