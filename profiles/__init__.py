@@ -29,6 +29,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
+    "CheckReport": "check",
     "ConfigInfo": "dynconfig",
     "ConfigProvider": "providers.base",
     "Context": "context",
@@ -46,6 +47,7 @@ _LAZY = {
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
+    "check_paths": "check",
     "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
@@ -56,6 +58,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "CheckReport",
     "ConfigError",
     "ConfigInfo",
     "ConfigIssue",
@@ -88,6 +91,7 @@ __all__ = [
     "UnknownModelWarning",
     "UnknownProviderError",
     "__version__",
+    "check_paths",
     "explain",
     "load_profile",
     "load_profiles",

@@ -256,6 +256,8 @@ class _PersonaFields(BaseModel):
     avatar: Text = None
     templates: dict[str, TemplateSource] = Field(default_factory=dict)
     variables: dict[str, Any] = Field(default_factory=dict)
+    #: Sample values `profiles check` renders with: variable → value, or prompt kind → {variable: value}.
+    samples: dict[str, Any] = Field(default_factory=dict)
     tools: Annotated[tuple[Any, ...], BeforeValidator(_tool_list)] = ()
     requires_resources: bool = False
     template_roots: Annotated[tuple[Path, ...], BeforeValidator(_template_roots)] = ()
@@ -293,6 +295,21 @@ class _PersonaFields(BaseModel):
             return {}
         if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
             raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
+        return value
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _check_samples(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+            raise PydanticCustomError(
+                "samples_type", "expected a mapping of variable name to sample value, or prompt kind to such a mapping"
+            )
+        for key, item in value.items():
+            if isinstance(item, Mapping) and not all(isinstance(name, str) for name in item):
+                raise PydanticCustomError("samples_type", "samples for {kind} must map variable names to values",
+                                          {"kind": key})
         return value
 
     @field_validator("allow_secrets", mode="before")
@@ -735,7 +752,7 @@ def config_error_from(exc: ValidationError, locate: Any = None, file: str | None
 def _unknown_field_message(name: str) -> str:
     import difflib
 
-    known = [*PROFILE_FIELDS, "templates", "variables", "factory"]
+    known = [*PROFILE_FIELDS, "templates", "variables", "samples", "factory"]
     known += ["tools", "requires_resources", "template_roots", "allow_secrets", "deployments", "extends"]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
