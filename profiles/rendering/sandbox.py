@@ -96,8 +96,8 @@ MAX_MACRO_DEPTH = 64
 #: Most items `range` gives.
 MAX_RANGE = 100_000
 
-#: Longest template source compiled, in characters.
-MAX_SOURCE_CHARS = 200_000
+#: Longest template source compiled, in characters; Jinja lexes about 100,000 tokens a second.
+MAX_SOURCE_CHARS = 100_000
 
 #: Most syntax nodes a template may have.
 MAX_NODES = 50_000
