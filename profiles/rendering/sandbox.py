@@ -31,7 +31,7 @@ from string import Formatter
 from types import BuiltinMethodType, MethodType
 from typing import Any
 
-from jinja2 import BaseLoader, StrictUndefined, TemplateSyntaxError, nodes
+from jinja2 import BaseLoader, StrictUndefined, TemplateSyntaxError, Undefined, nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.optimizer import Optimizer
 from jinja2.runtime import Macro
@@ -187,6 +187,8 @@ def _deep_size(value: Any, limit: int = MAX_VALUE_CHARS) -> int:
             stack.extend(attrs.values())
         elif isinstance(item, int) and not isinstance(item, bool):
             total += item.bit_length() // 3 + 1
+        elif (callable(item) or isinstance(item, type)) and not isinstance(item, Undefined):
+            raise SecurityError("a function or class cannot be printed; call it, or print a value")
         else:
             total += 8
         if total > limit:
@@ -199,7 +201,16 @@ _CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
 def _checked(value: Any) -> Any:
-    """`value`, after making sure its text form stays within the value bound."""
+    """`value`, after making sure its text form stays within the value bound and shows no address."""
+    return _finalize(value)
+
+
+def _finalize(value: Any) -> Any:
+    """What `{{ value }}` prints: text and numbers as is; never a function's address, never a huge text."""
+    if type(value) is str or isinstance(value, Undefined):
+        return value  # an Undefined raises its own error (unsafe attribute, missing name) when printed
+    if callable(value) or isinstance(value, type):
+        raise SecurityError("a function or class cannot be printed; call it, or print a value")
     if isinstance(value, _CONTAINERS) and _deep_size(value) > MAX_VALUE_CHARS:
         raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters")
     return value
@@ -597,6 +608,7 @@ def make_environment(loader: BaseLoader | None = None) -> ProfilesSandbox:
         keep_trailing_newline=False,
         auto_reload=False,  # compiled once; files are not watched
         cache_size=400,
+        finalize=_finalize,
     )
     # lipsum and cycler burn CPU or leak object addresses; joiner is never needed in a prompt
     env.globals = {"range": _range, "dict": _dict, "namespace": _namespace}
