@@ -116,51 +116,37 @@ def _shown(value: Any, limit: int = 60) -> str:
 def _measure(root: yaml.Node) -> None:
     """Refuse a document that nests too deep or expands, through aliases, to too many values.
 
-    Sizes are memoized per node, so a shared (aliased) node is measured once however often it is
-    used, and the walk is iterative: a deep document raises `ConfigError`, never `RecursionError`.
+    A level-by-level walk that counts an aliased node each time it is used, and stops at the first
+    bound passed, so it costs at most `MAX_YAML_NODES` steps; a self-referencing alias trips the
+    depth bound. Being iterative, a deep document raises `ConfigError`, never `RecursionError`.
     """
-    sizes: dict[int, int] = {}
-    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
-    active: set[int] = set()
-    while stack:
-        node, depth, done = stack.pop()
-        key = id(node)
-        if done:
-            active.discard(key)
-            children = _children(node)
-            sizes[key] = 1 + sum(sizes.get(id(child), 1) for child in children)
-            if sizes[key] > MAX_YAML_NODES:
-                raise yaml.constructor.ConstructorError(
-                    None, None,
-                    f"the document expands to over {MAX_YAML_NODES} values (aliases are counted each time "
-                    "they are used); write the values out or shorten them",
-                    node.start_mark,
-                )
-            continue
-        if key in sizes:
-            continue
+    level = [root]
+    depth = count = 0
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    while level:
+        depth += 1
         if depth > MAX_YAML_DEPTH:
             raise yaml.constructor.ConstructorError(
-                None, None, f"nested over {MAX_YAML_DEPTH} levels deep; flatten the structure", node.start_mark
+                None, None, f"nested over {MAX_YAML_DEPTH} levels deep; flatten the structure", level[0].start_mark
             )
-        if isinstance(node, yaml.ScalarNode):
-            sizes[key] = 1
-            continue
-        if key in active:
+        below: list[yaml.Node] = []
+        for node in level:
+            kind = node.__class__
+            if kind is mapping:
+                for pair in node.value:
+                    below += pair
+            elif kind is sequence:
+                below += node.value
+        count += len(below)
+        if count > MAX_YAML_NODES:
             raise yaml.constructor.ConstructorError(
-                None, None, "an alias refers to a value that holds it; remove the loop", node.start_mark
+                None,
+                None,
+                f"the document expands to over {MAX_YAML_NODES} values (aliases count each time they are "
+                "used); write the values out or shorten them",
+                below[0].start_mark,
             )
-        active.add(key)
-        stack.append((node, depth, True))
-        stack.extend((child, depth + 1, False) for child in _children(node))
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [part for pair in node.value for part in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
+        level = below
 
 
 def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:

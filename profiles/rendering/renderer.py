@@ -22,7 +22,7 @@ from jinja2.environment import Template
 
 from ..errors import RenderError, TemplateNotFoundError
 from .loader import ConfinedLoader
-from .sandbox import RenderBudget, current_budget, make_environment, output_limit
+from .sandbox import RenderBudget, current_budget, make_environment, output_limit, render_seconds
 from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_names
 
 if TYPE_CHECKING:
@@ -90,10 +90,18 @@ class Renderer:
     touches the filesystem nor matches model names again.
     """
 
-    def __init__(self, roots: Iterable[Path] = (), *, max_output_chars: int | None = None) -> None:
+    def __init__(
+        self,
+        roots: Iterable[Path] = (),
+        *,
+        max_output_chars: int | None = None,
+        max_render_seconds: float | None = None,
+    ) -> None:
         self.roots = tuple(Path(root) for root in roots)
         #: Longest output of one render: the argument, else `PROFILES_MAX_OUTPUT_CHARS`, else 200,000.
         self.max_output_chars = output_limit() if max_output_chars is None else max_output_chars
+        #: Longest time one render may take: the argument, else `PROFILES_MAX_RENDER_SECONDS`, else 2.
+        self.max_render_seconds = render_seconds() if max_render_seconds is None else max_render_seconds
         self.env = make_environment(ConfinedLoader(self.roots))
         self._cache = _LRU(CACHE_SIZE)
         self._selected = _LRU(CACHE_SIZE)
@@ -196,7 +204,7 @@ class Renderer:
         template = compiled.template
         parts: list[str] = []
         total = 0
-        token = current_budget.set(RenderBudget())
+        token = current_budget.set(RenderBudget(self.max_render_seconds))
         try:
             chunks = template.root_render_func(template.new_context(variables))
             # counted a batch at a time: a per-chunk loop in Python costs more than the render itself

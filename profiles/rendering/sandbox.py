@@ -55,6 +55,7 @@ __all__ = [
     "RenderBudget",
     "make_environment",
     "output_limit",
+    "render_seconds",
 ]
 
 
@@ -114,6 +115,11 @@ def output_limit() -> int:
 _METHODS = (MethodType, BuiltinMethodType)
 
 
+def render_seconds() -> float:
+    """The time limit in force: `PROFILES_MAX_RENDER_SECONDS`, else `MAX_RENDER_SECONDS`."""
+    return _env_number("PROFILES_MAX_RENDER_SECONDS", MAX_RENDER_SECONDS, float)  # type: ignore[no-any-return]
+
+
 class LimitExceeded(SecurityError):
     """Raised inside a render when a bound trips; its message names the bound."""
 
@@ -124,7 +130,7 @@ class RenderBudget:
     __slots__ = ("chars", "deadline", "depth", "steps")
 
     def __init__(self, seconds: float | None = None) -> None:
-        seconds = _env_number("PROFILES_MAX_RENDER_SECONDS", MAX_RENDER_SECONDS, float) if seconds is None else seconds
+        seconds = render_seconds() if seconds is None else seconds
         self.steps = MAX_STEPS
         self.chars = MAX_BUILT_CHARS
         self.deadline = time.monotonic() + seconds
@@ -373,10 +379,11 @@ def _budgeted(iterable: Any) -> Any:
     A sized sequence is charged at once and looped over as is (a generator per loop would cost
     more than the loops of a prompt); anything else is counted item by item.
     """
-    budget = _budget()
-    if isinstance(iterable, _SIZED):
+    budget = current_budget.get() or RenderBudget(_FALLBACK_SECONDS)
+    if iterable.__class__ in _SIZED:
         budget.steps -= len(iterable)
-        budget.step()
+        if budget.steps <= 0:
+            budget.step()
         return iterable
     return _counted(iterable, budget)
 
@@ -405,6 +412,13 @@ _LITERALS = (nodes.Const, nodes.List, nodes.Tuple, nodes.Dict, nodes.Pair)
 
 def _is_literal(node: nodes.Node) -> bool:
     return isinstance(node, _LITERALS) and all(_is_literal(child) for child in node.iter_child_nodes())
+
+
+#: Filters whose result is always bounded text, so printing it skips `_finalize`.
+_TEXT_FILTERS = frozenset(
+    {"center", "indent", "join", "replace", "sentence", "string", "tojson", "pprint", "truncate", "wordwrap", "format"}
+    | {"trim", "upper", "lower", "title", "capitalize", "striptags", "urlencode", "escape", "e", "forceescape"}
+)
 
 
 class _LiteralOptimizer(Optimizer):
@@ -444,6 +458,19 @@ class _BoundedCodeGenerator(CodeGenerator):
         if isinstance(node, nodes.Const) and isinstance(node.value, (str, int, float)):
             return finalize.const(node.value)  # type: ignore[no-any-return]
         raise nodes.Impossible()
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        # a filter that returns text needs no finalize: it cannot print a container or a function
+        if isinstance(node, nodes.Filter) and node.name in _TEXT_FILTERS and not frame.eval_ctx.volatile:
+            self.write("str(")
+        else:
+            super()._output_child_pre(node, frame, finalize)
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if isinstance(node, nodes.Filter) and node.name in _TEXT_FILTERS and not frame.eval_ctx.volatile:
+            self.write(")")
+        else:
+            super()._output_child_post(node, frame, finalize)
 
     def visit_List(self, node: nodes.List, frame: Frame) -> None:
         self._checked_container(node, frame, super().visit_List)
@@ -529,17 +556,23 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
             ) from None
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        budget = _budget()
-        budget.step()
-        if isinstance(__obj, Macro):
-            if budget.depth >= MAX_MACRO_DEPTH:
-                raise LimitExceeded(f"macros call each other over {MAX_MACRO_DEPTH} levels deep")
-            budget.depth += 1
-            try:
-                return super().call(__context, __obj, *args, **kwargs)
-            finally:
-                budget.depth -= 1
-        return super().call(__context, __obj, *args, **kwargs)
+        # runs at every call a template makes: the budget's step is inlined
+        budget = current_budget.get() or RenderBudget(_FALLBACK_SECONDS)
+        budget.steps -= 1
+        if not budget.steps & 0xFF or budget.steps <= 0:
+            budget.steps += 1
+            budget.step()
+        if not __self.is_safe_callable(__obj):
+            raise SecurityError(f"{__obj!r} is not safely callable")
+        if __obj.__class__ is not Macro:
+            return __context.call(__obj, *args, **kwargs)
+        if budget.depth >= MAX_MACRO_DEPTH:
+            raise LimitExceeded(f"macros call each other over {MAX_MACRO_DEPTH} levels deep")
+        budget.depth += 1
+        try:
+            return __context.call(__obj, *args, **kwargs)
+        finally:
+            budget.depth -= 1
 
     def wrap_str_format(self, value: Any) -> Any:
         # runs at every attribute access: the cheap test first, as Jinja's own does
