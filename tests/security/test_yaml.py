@@ -49,7 +49,7 @@ def test_plain_duplicate_keys_are_refused():
 def test_alias_bomb_is_refused_fast():
     """A billion-laughs document is refused while loading, before anything stringifies it."""
     lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
     start = time.monotonic()
     with pytest.raises(ConfigError, match="expands to over") as caught:
@@ -146,6 +146,8 @@ def test_loading_stays_within_one_and_a_half_times_bare_libyaml():
         "constraints:\n  - Cite the table.\n  - Keep it short.\n  - No guesses.\n"
         "variables:\n  max_steps: 8\n  style: plain\n"
     )
-    bare = min(timeit.repeat(lambda: yaml.load(text, Loader=yaml.CSafeLoader), number=1000, repeat=5))
-    ours = min(timeit.repeat(lambda: _documents(text, "p.yaml"), number=1000, repeat=5))
-    assert ours < bare * 1.5, (ours, bare)
+    bare, ours = [], []
+    for _ in range(10):  # interleaved, so a busy machine slows both alike
+        bare.append(timeit.timeit(lambda: yaml.load(text, Loader=yaml.CSafeLoader), number=100))
+        ours.append(timeit.timeit(lambda: _documents(text, "p.yaml"), number=100))
+    assert min(ours) < min(bare) * 1.5, (min(ours), min(bare))
