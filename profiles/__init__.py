@@ -10,8 +10,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    BatchError,
     ConfigError,
     ConfigIssue,
+    DatasetRowError,
     FactoryError,
     ProfilesError,
     PromptNotFoundError,
@@ -20,6 +22,7 @@ from .errors import (
     ReplyError,
     ResolutionError,
     ResourceError,
+    RowIssue,
     SecretError,
     StoreError,
     TemplateNotFoundError,
@@ -38,12 +41,19 @@ _LAZY = {
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
+    "LLMProfileFactory": "factories.llm",
     "Profile": "profile",
     "ProfileConfig": "config",
     "ProfileFactory": "factories.base",
+    "CompositeProfileFactory": "factories.composite",
+    "DatasetProfileFactory": "factories.dataset",
+    "FieldMapping": "factories.dataset",
+    "load_mapping": "factories.dataset",
     "ReactAction": "react",
     "ReactAnswer": "react",
     "Resolved": "context",
+    "StaleStoreWarning": "providers.store",
+    "StoreProvider": "providers.store",
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
@@ -58,18 +68,24 @@ _LAZY = {
 }
 
 __all__ = [
+    "BatchError",
     "CheckReport",
+    "CompositeProfileFactory",
     "ConfigError",
     "ConfigInfo",
     "ConfigIssue",
     "ConfigProvider",
     "Context",
+    "DatasetProfileFactory",
+    "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
     "DynConfig",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
+    "FieldMapping",
+    "LLMProfileFactory",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
@@ -83,8 +99,11 @@ __all__ = [
     "ResolutionError",
     "Resolved",
     "ResourceError",
+    "RowIssue",
     "SecretError",
+    "StaleStoreWarning",
     "StoreError",
+    "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
     "UnknownDeploymentWarning",
@@ -93,6 +112,7 @@ __all__ = [
     "__version__",
     "check_paths",
     "explain",
+    "load_mapping",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -107,12 +127,16 @@ if TYPE_CHECKING:
     from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
     from .factories.base import ProfileFactory
+    from .factories.composite import CompositeProfileFactory
+    from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.llm import LLMProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .provenance import ExplainRow, explain
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
+    from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
     from .schema import persona_schema

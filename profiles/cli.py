@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +89,39 @@ def cli() -> None:
       profiles check profile_configs/
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles schema > persona.schema.json
+      profiles store put summarizer/name --label production --file name.txt
     """
+
+
+def _store_option(command: Any) -> Any:
+    return click.option(
+        "--store",
+        "store_url",
+        metavar="URL",
+        default=None,
+        help="Prompt store for `provider: store` fields and `{store: …}` templates. PROFILES_STORE_URL, "
+        "when set, wins over this; without either, .profiles/store.db in the working directory.",
+    )(command)
+
+
+@contextmanager
+def _using_store(url: str | None) -> Iterator[None]:
+    """Answer `store` lookups from `url` for one command, then put the registered provider back."""
+    if url is None:
+        yield
+        return
+    from .providers import get_provider, register_provider
+    from .providers.store import StoreProvider
+    from .store.location import resolve_store_url
+
+    previous = get_provider("store")
+    provider = StoreProvider(resolve_store_url(url))
+    register_provider("store", provider)
+    try:
+        yield
+    finally:
+        register_provider("store", previous)
+        provider.close()
 
 
 @cli.command()
@@ -110,6 +144,7 @@ def cli() -> None:
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
+@_store_option
 def render(
     path: Path,
     question: str | None,
@@ -120,6 +155,7 @@ def render(
     kind: str,
     strict: bool,
     as_json: bool,
+    store_url: str | None,
 ) -> None:
     """Render the prompts of the persona in PATH.
 
@@ -133,7 +169,7 @@ def render(
     from .loader import load_profile
 
     given = _parse_vars(variables)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _using_store(store_url):
         warnings.simplefilter("always")
         profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
     for warning in caught:  # e.g. an unknown model: shown once, without Python's file and line
@@ -213,11 +249,15 @@ def check(paths: tuple[Path, ...]) -> None:
 @click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh, zh-TW.")
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
-def explain(path: Path, deployment: str | None, language: str | None, model: str | None, as_json: bool) -> None:
+@_store_option
+def explain(
+    path: Path, deployment: str | None, language: str | None, model: str | None, as_json: bool, store_url: str | None
+) -> None:
     """Show each field of the persona in PATH, its value and where it came from.
 
     Sources read like `yaml:profile_configs/summarizer.yaml:12`, `overlay staging: …:31`,
-    `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod` or `default`. Secrets show as ***.
+    `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod`, `store:summarizer/name v3
+    label=production` or `default`. Secrets show as ***.
 
     \b
     Example:
@@ -227,7 +267,7 @@ def explain(path: Path, deployment: str | None, language: str | None, model: str
 
     from .provenance import explain as explain_persona
 
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _using_store(store_url):
         warnings.simplefilter("always")
         rows = explain_persona(path, deployment=deployment, language=language, model=model)
     for warning in caught:  # e.g. an unknown deployment: shown once, without Python's file and line
@@ -280,6 +320,16 @@ def schema() -> None:
     from .schema import persona_schema
 
     click.echo(json.dumps(persona_schema(), indent=2, ensure_ascii=False))
+
+
+# commands that live in modules of their own, registered once the group exists
+from .batch_cli import batch  # noqa: E402
+from .generate import generate  # noqa: E402
+from .store.cli import store  # noqa: E402 - click only: SQLAlchemy loads when a command opens the store
+
+cli.add_command(batch)
+cli.add_command(generate)
+cli.add_command(store)
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from pydantic_core import PydanticCustomError
 
 from .context import Context, Resolved
 from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
-from .errors import ConfigError, ConfigIssue, ProfilesError
+from .errors import ConfigError, ConfigIssue, ProfilesError, ResolutionError
 from .secrets import redact
 
 if TYPE_CHECKING:
@@ -144,15 +144,20 @@ TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_
 
 @dataclass(frozen=True)
 class TemplateSource:
-    """A persona's own template for one prompt kind: its text and where it came from."""
+    """A persona's own template for one prompt kind: its text and where it came from.
+
+    A template named `{store: key}` has no text yet (`store_key` is set): it is fetched from the
+    `store` provider at every `create_profile`, for that profile's language, model and deployment.
+    """
 
     source: str
     origin: str
+    store_key: str | None = None
 
 
 def _fail(code: str, message: str) -> PydanticCustomError:
     """A validation error whose message is final text, not a template to fill in."""
-    return PydanticCustomError(code, _escape(message))
+    return PydanticCustomError(code, message)
 
 
 def _confined(base_dir: Path, relative: str) -> Path:
@@ -213,6 +218,9 @@ def _template_roots(value: Any) -> Any:
     return tuple(roots)
 
 
+#: How a persona names its own template for a kind: a file next to it, inline text, or a store prompt.
+TEMPLATE_SPECS = ("file", "inline", "store")
+
 #: The folder a persona's template files are read from while it is being validated.
 _BASE_DIR: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
 #: Set while validating a parent persona, which need not have a name and role of its own.
@@ -270,7 +278,8 @@ class _PersonaFields(BaseModel):
             return {}
         if not isinstance(value, Mapping):
             raise PydanticCustomError(
-                "templates_type", "expected a mapping of prompt kind to {{file: path}} or {{inline: text}}"
+                "templates_type",
+                "expected a mapping of prompt kind to {file: path}, {inline: text} or {store: prompt name}",
             )
         base_dir = _BASE_DIR.get() or Path.cwd()
         result: dict[str, TemplateSource] = {}
@@ -278,14 +287,23 @@ class _PersonaFields(BaseModel):
             if isinstance(spec, TemplateSource):
                 result[str(kind)] = spec
                 continue
-            if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in ("file", "inline"):
-                raise _fail("template_spec", f"template for {str(kind)!r} must be {{file: path}} or {{inline: text}}")
+            if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in TEMPLATE_SPECS:
+                raise _fail(
+                    "template_spec",
+                    f"template for {str(kind)!r} must have one key: file (a path), inline (text) "
+                    "or store (a prompt name)",
+                )
             ((how, text),) = spec.items()
             if not isinstance(text, str):
                 raise _fail("template_spec", f"template {how} for {str(kind)!r} must be text")
-            result[str(kind)] = (
-                _read_template(Path(base_dir), text) if how == "file" else TemplateSource(text, "inline")
-            )
+            if how == "file":
+                result[str(kind)] = _read_template(Path(base_dir), text)
+            elif how == "store":
+                if not text.strip():
+                    raise _fail("template_spec", f"template store for {str(kind)!r} must name a prompt")
+                result[str(kind)] = TemplateSource("", f"store:{text.strip()}", store_key=text.strip())
+            else:
+                result[str(kind)] = TemplateSource(text, "inline")
         return result
 
     @field_validator("variables", mode="before")
@@ -375,6 +393,8 @@ class ProfileConfig(_PersonaFields):
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source_file: str | None = PrivateAttr(default=None)
+    #: The source provenance gives literal fields not written in a file, e.g. `llm:<model> request …`.
+    _origin: str | None = PrivateAttr(default=None)
     #: Where each field was written: field path -> (file, line), e.g. ("deployments", "prod", "name").
     _lines: Mapping[tuple[str, ...], tuple[str, int]] = PrivateAttr(default_factory=dict)
     #: Configs with a deployment's overlay applied, made once per deployment.
@@ -401,11 +421,14 @@ class ProfileConfig(_PersonaFields):
         source_file: str | None = None,
         lines: Mapping[tuple[str, ...], tuple[str, int]] | None = None,
         partial: bool = False,
+        origin: str | None = None,
     ) -> ProfileConfig:
         """Validate parsed data whose template files live in `base_dir`.
 
         `lines` maps field paths to where they were written, for provenance. `partial` skips the
-        name-and-role check, for a parent persona that only some children complete.
+        name-and-role check, for a parent persona that only some children complete. `origin` is
+        the source provenance gives literal fields that came from elsewhere than a file, e.g.
+        `llm:<model> request <id> prompt <hash>`; by default it is `yaml:<source_file>` or `literal`.
 
         Raises:
             ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
@@ -420,6 +443,7 @@ class ProfileConfig(_PersonaFields):
         config._base_dir = base_dir
         config._source_file = source_file
         config._lines = dict(lines or {})
+        config._origin = origin
         return config
 
     @model_validator(mode="wrap")
@@ -436,7 +460,7 @@ class ProfileConfig(_PersonaFields):
             # rebuilt from each final message: custom error types cannot be re-raised by name
             errors = [
                 {
-                    "type": PydanticCustomError(error["type"], _escape(error["msg"]), _plain(error.get("ctx"))),
+                    "type": PydanticCustomError(error["type"], error["msg"], _plain(error.get("ctx"))),
                     "loc": error["loc"],
                     "input": None,
                 }
@@ -465,7 +489,7 @@ class ProfileConfig(_PersonaFields):
         if not isinstance(value, Mapping):
             raise PydanticCustomError(
                 "deployments_type",
-                "expected a mapping of deployment name to the fields it changes, e.g. {{prod: {{name: Plato}}}}",
+                "expected a mapping of deployment name to the fields it changes, e.g. {prod: {name: Plato}}",
             )
         # an empty entry (`prod:`) names a deployment that keeps the base persona
         return {name: ({} if overlay is None else overlay) for name, overlay in value.items()}
@@ -555,14 +579,58 @@ class ProfileConfig(_PersonaFields):
             overrides=dict(overrides or {}),
         )
         roots = (*config.template_roots, *_env_template_roots())
-        if config.factory is None and not overrides and not config._fields()[1]:
+        from_store = any(item.store_key for item in config.templates.values())
+        if config.factory is None and not overrides and not from_store and not config._fields()[1]:
             return config._literal_profile(profile_id, context, roots)
         resolved = config.resolve(context)
         if config.factory is not None:
             made = config._call_factory(profile_id, resolved, context)
             if made is not None:
                 return made
-        return build_profile(config, profile_id, resolved, template_roots=roots)
+        templates = config._fetch_templates(
+            _with(context, language=resolved["language"].value, model=resolved["model"].value), lines=self
+        )
+        return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
+
+    def _fetch_templates(self, context: Context, *, lines: ProfileConfig) -> dict[str, TemplateSource] | None:
+        """The persona's templates with each `{store: key}` replaced by the text the store holds now.
+
+        None when no template comes from the store. The text is compiled by the renderer, whose
+        cache is keyed by source text, so a new version compiles once and an unchanged one never.
+
+        Raises:
+            ResolutionError: the store has no such prompt, or cannot be read and has given none yet.
+        """
+        if not any(item.store_key for item in self.templates.values()):
+            return None
+        from .providers import get_provider
+
+        provider = get_provider("store")
+        fetched = dict(self.templates)
+        for kind, item in self.templates.items():
+            if not item.store_key:
+                continue
+            where = lines.line_of("templates", kind) or lines.line_of("templates")  # overlays keep no lines
+            place = f"{where[0]}:{where[1]}: " if where else ""
+            try:
+                found = provider.find(item.store_key, context)
+            except ResolutionError as exc:
+                raise ResolutionError(f"{place}template {kind!r}: {exc}") from exc
+            except Exception as exc:  # a user's provider failed: say which, keep the cause
+                raise ResolutionError(
+                    f"{place}template {kind!r}: the store provider failed to look up {item.store_key!r}: "
+                    f"{type(exc).__name__}; check that provider's configuration"
+                ) from exc
+            if found is None or not isinstance(found.value, str) or not found.value:
+                why = f" ({found.source})" if found is not None else ""
+                raise ResolutionError(
+                    f"{place}template {kind!r}: the prompt store has no prompt {item.store_key!r} for "
+                    f"language={context.language or '-'}, model={context.model or '-'}, "
+                    f"deployment={context.deployment or '-'}{why}; add it with "
+                    f"`profiles store put {item.store_key} --file {kind}.j2 --label production`"
+                )
+            fetched[kind] = TemplateSource(found.value, found.source, store_key=item.store_key)
+        return fetched
 
     def _literal_profile(self, profile_id: Any, context: Context, roots: tuple[Path, ...]) -> Profile:
         """A persona without dynamic fields resolves the same way every time: build it once per context."""
@@ -640,7 +708,7 @@ class ProfileConfig(_PersonaFields):
         private = self.__pydantic_private__ or {}
         lines = private.get("_lines") or {}
         source_file = private.get("_source_file")
-        fallback = f"yaml:{source_file}" if source_file else "literal"
+        fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
         sources = {}
         for field in PROFILE_FIELDS:
             where = lines.get((field,))
@@ -651,12 +719,12 @@ class ProfileConfig(_PersonaFields):
     def _call_factory(self, profile_id: Any, resolved: Mapping[str, Resolved], context: Context) -> Profile | None:
         from .errors import FactoryError
 
+        # a factory may send what it is given to a model: a secret goes only where the persona allows it
         options = {
-            "name": resolved["name"].value,
-            "role": resolved["role"].value,
-            "goal": resolved["goal"].value,
-            "language": resolved["language"].value,
-            "model": resolved["model"].value,
+            field: None
+            if resolved[field].secret and field not in self.allow_secrets
+            else resolved[field].value
+            for field in ("name", "role", "goal", "language", "model")
         }
         create = getattr(self.factory, "create_profile", None) or self.factory
         try:
@@ -719,9 +787,6 @@ def _plain(ctx: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {key: value for key, value in ctx.items() if isinstance(value, (str, int, float, bool))}
 
-
-def _escape(message: str) -> str:
-    return message.replace("{", "{{").replace("}", "}}")
 
 
 def config_error_from(exc: ValidationError, locate: Any = None, file: str | None = None) -> ConfigError:

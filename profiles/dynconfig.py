@@ -65,7 +65,9 @@ class ConfigInfo:
                     f"{type(exc).__name__}; check that provider's configuration"
                 ) from exc
         if found is None or found.value in (None, ""):
-            return Resolved(self._shape(self.default), "default", self.secret)
+            # a provider that answers Resolved(None, why) says why the default is used (a store outage)
+            why = f" ({found.source})" if found is not None and found.value is None and found.source else ""
+            return Resolved(self._shape(self.default), f"default{why}", self.secret)
         return Resolved(self._shape(found.value), found.source, self.secret or found.secret)
 
     def query(self, **context: Any) -> Any:

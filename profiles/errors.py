@@ -12,6 +12,8 @@ ProfilesError
   StoreError             the prompt store failed
     PromptNotFoundError    no prompt matches (also a LookupError)
   FactoryError           a factory could not create a profile
+    DatasetRowError        a dataset row is not a valid persona (row, file line, column; its RowIssues)
+    BatchError             a batch cannot start or resume (output, checkpoint or options)
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
 ```
@@ -26,8 +28,10 @@ from dataclasses import field as _field
 from typing import Any
 
 __all__ = [
+    "BatchError",
     "ConfigError",
     "ConfigIssue",
+    "DatasetRowError",
     "FactoryError",
     "ProfilesError",
     "PromptNotFoundError",
@@ -36,6 +40,7 @@ __all__ = [
     "ReplyError",
     "ResolutionError",
     "ResourceError",
+    "RowIssue",
     "SecretError",
     "StoreError",
     "TemplateNotFoundError",
@@ -159,3 +164,51 @@ class ReactParseError(ReplyError, ValueError):
     The message says what was wrong and shows the expected format, so an agent loop can send it
     back to the model as a correction.
     """
+
+
+@dataclass(frozen=True)
+class RowIssue:
+    """One problem in one dataset row: which row, where in the file, which column, and why."""
+
+    row: int
+    message: str
+    source: str = "<rows>"
+    line: int | None = None
+    column: str | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line is not None else self.source
+        parts = [f"row {self.row}"]
+        if self.column:
+            parts.append(f"column {self.column!r}")
+        if self.field and self.field != self.column:
+            parts.append(f"field {self.field!r}")
+        return f"{where}: {', '.join(parts)}: {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The issue as plain data, for a JSON report."""
+        return {
+            "row": self.row,
+            "line": self.line,
+            "column": self.column,
+            "field": self.field,
+            "message": self.message,
+            "source": self.source,
+        }
+
+
+class DatasetRowError(FactoryError):
+    """Raised (with `on_error="raise"`) for the first bad row; `issues` holds its problems."""
+
+    def __init__(self, issues: list[RowIssue]) -> None:
+        self.issues = list(issues)
+        if len(self.issues) == 1:
+            text = str(self.issues[0])
+        else:
+            text = f"{len(self.issues)} problems:\n" + "\n".join(f"  {issue}" for issue in self.issues)
+        super().__init__(text + "\n(fix the row, or pass on_error='skip' / --on-error skip to leave bad rows out)")
+
+
+class BatchError(FactoryError):
+    """Raised when a batch cannot start or continue: a bad option, output or checkpoint."""

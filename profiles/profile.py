@@ -7,7 +7,7 @@ rendering is pure and the same profile renders the same prompt from any thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -501,19 +501,22 @@ def build_profile(
     resolved: Mapping[str, Resolved],
     *,
     template_roots: Sequence[Path] = (),
+    literal: Collection[str] = (),
+    templates: Mapping[str, TemplateSource] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
     `template_roots` are searched before the bundled templates; the model's family is picked here,
     once, so an unknown model warns at creation and never again at render. A secret's value is
     data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
-    can reach a prompt or a message.
+    can reach a prompt or a message. Fields named in `literal` are data too (a dataset's cells,
+    say): braces in them are printed as they are and never run.
     """
     renderer = get_renderer(template_roots)
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
-        if resolved[name].secret:
+        if resolved[name].secret or name in literal:
             continue
         if isinstance(value, str) and has_template_syntax(value):
             field_templates[name] = _compile_field(renderer, name, value)
@@ -526,7 +529,7 @@ def build_profile(
         profile_id=profile_id,
         resolved=MappingProxyType(dict(resolved)),
         values=MappingProxyType(values),
-        templates=MappingProxyType(dict(config.templates)),
+        templates=MappingProxyType(dict(config.templates if templates is None else templates)),
         bound=MappingProxyType(dict(config.variables)),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,

@@ -48,6 +48,9 @@ def explain_profile(profile: DefaultProfile) -> list[ExplainRow]:
         item = resolved[name]
         value = MASK if item.secret and item.value is not None else item.value
         rows.append(ExplainRow(name, value, item.source, item.secret))
+    for kind, template in profile.templates.items():
+        if getattr(template, "store_key", None):  # the version and label the store gave
+            rows.append(ExplainRow(f"templates.{kind}", template.source, template.origin))
     return rows
 
 

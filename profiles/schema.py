@@ -60,7 +60,8 @@ def persona_schema() -> dict[str, Any]:
             "anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}],
         }
     properties["templates"] = {
-        "description": "A prompt kind's own template: {file: path relative to this file} or {inline: text}.",
+        "description": "A prompt kind's own template: {file: path relative to this file}, {inline: text}, "
+        "or {store: prompt name}, read from the prompt store when the profile is created.",
         "type": "object",
         "additionalProperties": {
             "oneOf": [
@@ -74,6 +75,12 @@ def persona_schema() -> dict[str, Any]:
                     "type": "object",
                     "properties": {"inline": {"type": "string"}},
                     "required": ["inline"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {"store": {"type": "string", "minLength": 1}},
+                    "required": ["store"],
                     "additionalProperties": False,
                 },
             ]

@@ -37,5 +37,12 @@ def write(tmp_path: Path):
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests start without the variables the examples read, whatever the machine has set."""
-    for name in ("SUMMARY_PROFILE_NAME", "PROFILES_DEPLOYMENT"):
+    for name in (
+        "SUMMARY_PROFILE_NAME",
+        "PROFILES_DEPLOYMENT",
+        "PROFILES_ENV_ALLOW",
+        "PROFILES_STORE_URL",
+        "PROFILES_STORE_LABELS",
+        "PROFILES_TEMPLATE_PATH",
+    ):
         monkeypatch.delenv(name, raising=False)

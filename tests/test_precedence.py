@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profiles import Context, EnvProvider, ProfileConfig
+from profiles import Context, DynConfig, EnvProvider, ProfileConfig
 from profiles.loader import load_profile
 from profiles.providers.env import ENV_LAYERS
 
@@ -118,3 +120,60 @@ def test_overlay_sits_in_the_field_not_above_overrides(write, monkeypatch):
 def test_language_argument_beats_field():
     profile = ProfileConfig(name="N", role="R", language="zh").create_profile(language="en")
     assert (profile.get_language(), profile.provenance["language"]) == ("en", "argument")
+
+
+# -- the store provider: override > store (label chain) > default ------------------------------------
+
+STORE_KEY = "precedence/name"
+
+
+@pytest.fixture(scope="module")
+def label_store(tmp_path_factory):
+    """One SQLite store reused across examples; each example writes its own prompt name."""
+    from profiles.store import PromptStore
+
+    store = PromptStore(f"sqlite:///{tmp_path_factory.mktemp('precedence') / 'store.db'}")
+    yield store
+    store.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    labels=st.sets(st.sampled_from(["staging", "production"])),
+    deployment=st.sampled_from(["staging", "prod", "dev", None]),
+    override=st.one_of(st.none(), st.just("forced")),
+    stored=st.booleans(),
+)
+def test_store_chain_then_default(label_store, labels, deployment, override, stored):
+    """An override wins; else the first label of the deployment's chain the prompt has, else its
+    newest version; a prompt the store lacks leaves the default."""
+    from profiles import StoreProvider
+    from profiles.providers import _providers
+    from profiles.providers.store import label_chain
+
+    name = f"{STORE_KEY}/{uuid.uuid4().hex[:8]}"
+    versions = {}
+    if stored:
+        for index, label in enumerate(["staging", "production", "newest"], start=1):
+            label_store.put(name, f"v{index}", label=label if label in labels else None)
+            versions[label] = index
+    provider = StoreProvider(label_store.url, ttl=0)
+    previous = _providers["store"]
+    _providers["store"] = provider
+    try:
+        config = ProfileConfig(name=DynConfig("Default", key=name, category="agent"), role="r")
+        profile = config.create_profile(deployment=deployment, overrides={"name": override} if override else None)
+    finally:
+        _providers["store"] = previous
+        provider.close()
+    if override:
+        assert profile.provenance["name"] == "override"
+        return
+    if not stored:
+        assert (profile.get_name(), profile.provenance["name"]) == ("Default", "default")
+        return
+    chain = label_chain(deployment)
+    picked = next((label for label in chain if label in labels), "latest")
+    version = versions["newest"] if picked == "latest" else versions[picked]
+    which = "latest" if picked == "latest" else f"label={picked}"
+    assert (profile.get_name(), profile.provenance["name"]) == (f"v{version}", f"store:{name} v{version} {which}")

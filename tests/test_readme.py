@@ -29,6 +29,19 @@ COMMANDS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def _readme_store(tmp_path_factory) -> str:
+    """One store for the whole module: the README's store commands build on each other, in order."""
+    return f"sqlite:///{tmp_path_factory.mktemp('readme') / 'store.db'}"
+
+
+@pytest.fixture(autouse=True)
+def _store_outside_the_repo(_readme_store, monkeypatch):
+    """The examples must not leave a `.profiles/store.db` in the repository."""
+    monkeypatch.setenv("PROFILES_STORE_URL", _readme_store)
+    monkeypatch.delenv("PROFILES_STORE_LABELS", raising=False)
+
+
 def test_readme_has_examples():
     assert len(PYTHON) >= 4 and len(COMMANDS) >= 5
 

@@ -255,3 +255,20 @@ def test_any_secret_text_stays_out_of_errors_and_explain(text):
         profile.format_system_prompt()
     shown = [str(caught.value), repr(profile), repr(profile.explain()), repr(profile.resolved)]
     assert not any(secret in item for item in shown)
+
+
+def test_factory_is_not_given_a_secret(monkeypatch):
+    """A factory may pass what it gets to a model, so a secret reaches it only when allowed."""
+    from profiles import DynConfig, ProfileConfig
+
+    monkeypatch.setenv("FACTORY_API_TOKEN", "tok-123")
+    seen = []
+
+    def factory(profile_id, **options):
+        seen.append(options["name"])
+        return None
+
+    name = DynConfig("x", key="FACTORY_API_TOKEN")
+    ProfileConfig(name=name, role="r", factory=factory).create_profile()
+    ProfileConfig(name=name, role="r", factory=factory, allow_secrets=["name"]).create_profile()
+    assert seen == [None, "tok-123"]

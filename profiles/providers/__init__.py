@@ -7,9 +7,16 @@ import threading
 from ..errors import UnknownProviderError
 from .base import ConfigProvider
 from .env import EnvProvider
-from .store import UnconfiguredStoreProvider
+from .store import StoreProvider
 
-__all__ = ["ConfigProvider", "EnvProvider", "get_provider", "known_providers", "register_provider"]
+__all__ = [
+    "ConfigProvider",
+    "EnvProvider",
+    "StoreProvider",
+    "get_provider",
+    "known_providers",
+    "register_provider",
+]
 
 #: Other names a provider answers to; `prompt_manager` is what DB-GPT calls the store.
 ALIASES = {"prompt_manager": "store"}
@@ -17,7 +24,7 @@ ALIASES = {"prompt_manager": "store"}
 _lock = threading.Lock()
 _providers: dict[str, ConfigProvider] = {
     "env": EnvProvider(),
-    "store": UnconfiguredStoreProvider(),
+    "store": StoreProvider(),
 }
 
 

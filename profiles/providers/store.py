@@ -1,17 +1,146 @@
-"""The `store` provider's place holder until a prompt store is configured."""
+"""The `store` provider (alias `prompt_manager`): values and templates from the prompt store.
+
+A lookup asks the store for `key` in the context's language and model, with the label the
+deployment maps to and its fallbacks: `staging` reads the `staging` label, else `production`, else
+the newest version (`latest`). Answers are kept for a few seconds per provider, so rendering a
+batch of profiles does not query the database once per field and profile. When the store cannot
+be reached, the last good answer is served (else the field's default) with a warning, and the
+provenance says so: `store:summarizer/name v3 label=production (stale: store unreachable)`; the
+store is then left alone until the TTL passes, so a dead server costs one timeout, not one per field.
+
+SQLAlchemy is imported at the first lookup, never by `import profiles`.
+"""
 
 from __future__ import annotations
 
-from ..errors import ResolutionError
+import os
+import threading
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..context import Context, Resolved
+from ..errors import PromptNotFoundError, ResolutionError, StoreError
 from .base import ConfigProvider
 
-__all__ = ["UnconfiguredStoreProvider"]
+if TYPE_CHECKING:
+    from ..store.base import PromptStore
+
+__all__ = [
+    "DEFAULT_LABEL_CHAINS",
+    "DEFAULT_TTL",
+    "LABELS_ENV",
+    "LATEST",
+    "StaleStoreWarning",
+    "StoreProvider",
+    "label_chain",
+    "parse_label_chains",
+]
+
+#: The chain entry that means "the newest version", whatever its labels.
+LATEST = "latest"
+
+#: Labels tried per deployment, first wins. A deployment not listed reads its own name as a
+#: label, then the newest version; no deployment reads the newest version.
+DEFAULT_LABEL_CHAINS: Mapping[str, tuple[str, ...]] = {
+    "prod": ("production", LATEST),
+    "production": ("production", LATEST),
+    "staging": ("staging", "production", LATEST),
+}
+
+#: Environment variable whose entries replace chains per deployment, e.g.
+#: `staging=staging,production,latest;dev=dev,latest`.
+LABELS_ENV = "PROFILES_STORE_LABELS"
+
+#: Seconds an answer (or a failure) is kept before the store is asked again.
+DEFAULT_TTL = 5.0
 
 
-class UnconfiguredStoreProvider(ConfigProvider):
-    """Refuses every lookup with a clear message instead of answering a silent None."""
+class StaleStoreWarning(UserWarning):
+    """The prompt store could not be reached; a last good value or the default was used instead."""
+
+
+def parse_label_chains(text: str, *, origin: str = LABELS_ENV) -> dict[str, tuple[str, ...]]:
+    """Read `deployment=label,label,...` entries separated by `;` (or new lines).
+
+    Raises:
+        ResolutionError: an entry has no `=`, no deployment or no label.
+    """
+    chains: dict[str, tuple[str, ...]] = {}
+    for entry in text.replace("\n", ";").split(";"):
+        if not entry.strip():
+            continue
+        deployment, sep, labels = entry.partition("=")
+        chain = tuple(label.strip() for label in labels.split(",") if label.strip())
+        if not sep or not deployment.strip() or not chain:
+            raise ResolutionError(
+                f"{origin}: {entry.strip()!r} is not 'deployment=label,label,...'; "
+                "write e.g. staging=staging,production,latest;prod=production,latest"
+            )
+        chains[deployment.strip()] = chain
+    return chains
+
+
+def label_chain(deployment: str | None, chains: Mapping[str, Sequence[str]] = DEFAULT_LABEL_CHAINS) -> tuple[str, ...]:
+    """The labels a lookup tries for `deployment`, first wins; `latest` means the newest version."""
+    if not deployment:
+        return (LATEST,)
+    chain = chains.get(deployment)
+    if chain is None:
+        return (deployment, LATEST)
+    return tuple(chain)
+
+
+@dataclass
+class _Entry:
+    """What the provider knows about one (store, key, language, model, deployment)."""
+
+    answer: Resolved | None  # what lookups get until `checked + ttl`
+    checked: float
+    good: Resolved | None  # the last answer the store actually gave
+
+
+class StoreProvider(ConfigProvider):
+    """Looks keys up in a prompt store; the registered `store` provider is `StoreProvider()`.
+
+    Without `url`, the store is `PROFILES_STORE_URL`, else `.profiles/store.db` in the working
+    directory, read again at every lookup; a missing default file is an error ("no prompt store
+    configured"), never a new empty database. With `url` (`sqlite:///file.db`,
+    `postgresql+psycopg://...`), that store is used as given. The store opens at the first lookup.
+
+    `label_chains` maps a deployment to the labels it tries (default `DEFAULT_LABEL_CHAINS`);
+    `PROFILES_STORE_LABELS` replaces entries of it per deployment. `ttl` is how many seconds an
+    answer is reused (0: ask every time). The cache belongs to this instance; nothing is shared
+    across the process.
+
+    Example:
+        register_provider("store", StoreProvider("postgresql+psycopg://app@db/prompts", ttl=2))
+    """
 
     name = "store"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        label_chains: Mapping[str, Sequence[str]] | None = None,
+        ttl: float = DEFAULT_TTL,
+    ) -> None:
+        if ttl < 0:
+            raise ValueError(f"ttl must be 0 or more seconds, got {ttl!r}")
+        self.url = url
+        self.ttl = ttl
+        base = DEFAULT_LABEL_CHAINS if label_chains is None else label_chains
+        self._chains = {str(name): tuple(chain) for name, chain in base.items()}
+        self._lock = threading.Lock()
+        self._stores: dict[str, PromptStore] = {}
+        self._cache: dict[tuple[str, ...], _Entry] = {}
+        self._down: dict[str, tuple[float, StoreError]] = {}
+
+    # -- the ConfigProvider contract --------------------------------------------------------------
 
     def lookup(
         self,
@@ -21,7 +150,177 @@ class UnconfiguredStoreProvider(ConfigProvider):
         model: str | None = None,
         deployment: str | None = None,
     ) -> str | None:
+        found = self.find(key, Context(language=language, model=model, deployment=deployment))
+        return None if found is None else found.value
+
+    def find(self, key: str, context: Context) -> Resolved | None:
+        """The stored text for `key` with provenance like `store:summarizer/name v3 label=production`.
+
+        Returns None when the store holds no such prompt (the field's default is used then). When
+        the store is unreachable: the last good answer, marked stale, or a `Resolved(None, ...)`
+        whose source says why the default was used; either way with a `StaleStoreWarning`.
+
+        Raises:
+            ResolutionError: no store is configured, or `PROFILES_STORE_LABELS` is malformed.
+        """
+        url = self._url()
+        chain = self.chain_for(context.deployment)
+        _check_key(key, context)
+        cache_key = (url, key, context.language or "", context.model or "", context.deployment or "", *chain)
+        now = time.monotonic()
+        with self._lock:
+            entry = self._cache.get(cache_key)
+        if entry is not None and now - entry.checked < self.ttl:
+            return entry.answer
+        try:
+            self._check_not_down(url, now)
+            record, label = self._store(url, key).find(
+                key,
+                language=context.language,
+                model=context.model,
+                labels=[None if item == LATEST else item for item in chain],
+            )
+        except PromptNotFoundError:
+            entry = _Entry(None, now, None)
+        except StoreError as exc:
+            if not isinstance(exc, _StillDown):
+                with self._lock:  # other keys skip the store until the TTL passes: one timeout, not one per field
+                    self._down[url] = (now, exc)
+            entry = self._unreachable(key, entry, now, exc)
+        else:
+            which = "latest" if label is None else f"label={label}"
+            # a file or a here-string ends with a line break; a name or a goal does not
+            good = Resolved(record.content.rstrip("\r\n"), f"store:{record.ref} {which}")
+            entry = _Entry(good, now, good)
+        with self._lock:
+            self._cache[cache_key] = entry
+        return entry.answer
+
+    # -- configuration ----------------------------------------------------------------------------
+
+    def chain_for(self, deployment: str | None) -> tuple[str, ...]:
+        """The labels tried for `deployment`: this provider's chains with `PROFILES_STORE_LABELS` on top."""
+        chains = self._chains
+        raw = os.environ.get(LABELS_ENV, "")
+        if raw.strip():
+            chains = {**chains, **parse_label_chains(raw)}
+        return label_chain(deployment, chains)
+
+    def clear_cache(self) -> None:
+        """Forget every cached answer, including the last good ones kept for outages."""
+        with self._lock:
+            self._cache.clear()
+            self._down.clear()
+
+    def close(self) -> None:
+        """Close the stores this provider opened; they reopen at the next lookup."""
+        with self._lock:
+            stores, self._stores = list(self._stores.values()), {}
+        for store in stores:
+            store.close()
+
+    def __repr__(self) -> str:
+        where = "PROFILES_STORE_URL or .profiles/store.db" if self.url is None else _hide_password(self.url)
+        return f"<StoreProvider {where} ttl={self.ttl:g}s>"
+
+    # -- helpers ----------------------------------------------------------------------------------
+
+    def _url(self) -> str:
+        if self.url is not None:
+            return self.url
+        from ..store.location import STORE_URL_ENV
+
+        configured = os.environ.get(STORE_URL_ENV, "").strip()
+        return configured or "sqlite:///" + str(_default_path())
+
+    def _check_not_down(self, url: str, now: float) -> None:
+        """Raise the store's last failure again while it is recent; forget it once the TTL has passed."""
+        with self._lock:
+            down = self._down.get(url)
+            if down is not None and now - down[0] >= self.ttl:
+                del self._down[url]
+                down = None
+        if down is not None:
+            raise _StillDown(str(down[1]))
+
+    def _store(self, url: str, key: str) -> PromptStore:
+        """The store at `url`, opened once; a SQLite file that does not exist is never created here."""
+        with self._lock:
+            store = self._stores.get(url)
+        if store is not None:
+            return store
+        _check_exists(url, key, explicit=self.url is not None or url != "sqlite:///" + str(_default_path()))
+        from ..store.base import PromptStore
+
+        opened = PromptStore(url)
+        with self._lock:
+            store = self._stores.setdefault(url, opened)
+        if store is not opened:
+            opened.close()  # another thread opened it first
+        return store
+
+    def _unreachable(self, key: str, entry: _Entry | None, now: float, error: StoreError) -> _Entry:
+        good = entry.good if entry is not None else None
+        if good is not None:
+            answer = Resolved(good.value, f"{good.source} (stale: store unreachable)", good.secret)
+            served = f"serving {good.source.removeprefix('store:')} from before"
+        else:
+            answer = Resolved(None, f"store:{key} unreachable")
+            served = "using the field's default"
+        warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {error}", StaleStoreWarning, 3)
+        return _Entry(answer, now, good)
+
+
+class _StillDown(StoreError):
+    """The store failed moments ago; it is not asked again until the TTL passes."""
+
+
+def _default_path() -> Path:
+    from ..store.location import DEFAULT_STORE_PATH
+
+    return Path.cwd() / DEFAULT_STORE_PATH
+
+
+def _check_key(key: str, context: Context) -> None:
+    """Refuse a malformed key or language before the store is asked: that is no outage."""
+    from ..store.keys import make_key
+
+    try:
+        make_key(key, context.language, context.model)
+    except StoreError as exc:
+        raise ResolutionError(f"cannot look {key!r} up in the prompt store: {exc}") from None
+
+
+def _check_exists(url: str, key: str, *, explicit: bool) -> None:
+    """Refuse a SQLite store whose file is missing: a lookup must not create an empty database."""
+    if "://" in url and not url.startswith("sqlite:"):
+        return
+    from ..store.engine import parse_store_url
+    from ..store.sqlite import sqlite_path
+
+    try:
+        path = sqlite_path(parse_store_url(url))
+    except StoreError as exc:
+        raise ResolutionError(f"cannot use the prompt store: {exc}") from None
+    if path is None or path.exists():
+        return
+    if not explicit:
         raise ResolutionError(
-            f"no prompt store configured to look up {key!r}; register one with "
-            "register_provider('store', provider) or give the field a different provider"
+            f"no prompt store configured to look up {key!r}: {path} does not exist; create it with "
+            "`profiles store put NAME --label production`, set PROFILES_STORE_URL, or "
+            "register_provider('store', StoreProvider(url)) (or give the field a different provider)"
         )
+    raise ResolutionError(
+        f"the prompt store {path} does not exist; create it with `profiles store --store {url} put NAME`, "
+        "or fix the URL (PROFILES_STORE_URL or StoreProvider(url))"
+    )
+
+
+def _hide_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
@@ -265,6 +265,57 @@ class PromptStore:
                 if version
                 else "any version"
             )
+            tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in candidates)
+            raise PromptNotFoundError(
+                f"no prompt {name!r} with {wanted} in {self.url}; tried (language, model): {tried}; "
+                "see `profiles store list`"
+            )
+        return found
+
+    def find(
+        self,
+        name: str,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        labels: Sequence[str | None] = (None,),
+    ) -> tuple[PromptVersion, str | None]:
+        """Return the best version for a label chain and which entry of ``labels`` picked it.
+
+        Keys are tried in ``get``'s order (language, then its fallbacks, then no language; exact
+        model before no model); for each key, ``labels`` in order, first match wins. A ``None`` in
+        ``labels`` matches the key's newest version. So a Chinese prompt labelled only ``production``
+        beats an English one labelled ``staging`` when the chain is staging → production: a prompt
+        in the wrong language is worse than one a release behind. Everything is read in one
+        transaction, so a label moving meanwhile cannot mix two states.
+
+        Raises:
+            PromptNotFoundError: no key has any of the labels; the message lists what was tried.
+        """
+        from profiles.store import queries
+
+        chain = [None if label is None else _check_label(label) for label in labels]
+        candidates = list(candidate_keys(name, language, model))
+
+        def read(conn: Connection) -> tuple[PromptVersion, str | None] | None:
+            ids = queries.find_prompt_ids(conn, candidates)
+            maps = queries.label_map(conn, list(ids.values()))
+            for key in candidates:
+                prompt_id = ids.get(key)
+                if prompt_id is None:
+                    continue
+                for label in chain:
+                    wanted = None if label is None else maps[prompt_id].get(label)
+                    if label is not None and wanted is None:
+                        continue
+                    found = queries.read_version(conn, key, prompt_id, wanted)
+                    if found is not None:
+                        return found, label
+            return None
+
+        found = self._run(read)
+        if found is None:
+            wanted = " → ".join("latest" if label is None else repr(label) for label in chain)
             tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in candidates)
             raise PromptNotFoundError(
                 f"no prompt {name!r} with {wanted} in {self.url}; tried (language, model): {tried}; "

@@ -117,6 +117,13 @@ def put(
 @_model
 @click.option("--label", default=None, help="Read the version this label points at.")
 @click.option("--version", "version", type=click.IntRange(min=1), default=None, help="Read this version.")
+@click.option(
+    "--deployment",
+    "-d",
+    default=None,
+    help="Read what the `store` provider gives this deployment: its label chain, e.g. "
+    "staging → production → latest (see PROFILES_STORE_LABELS).",
+)
 @click.pass_obj
 def get(
     opener: _Opener,
@@ -125,9 +132,20 @@ def get(
     model: str | None,
     label: str | None,
     version: int | None,
+    deployment: str | None,
 ) -> None:
     """Print the best matching version of prompt NAME (language, then model fallbacks)."""
-    record = opener().get(name, language=language, model=model, label=label, version=version)
+    if deployment is not None:
+        if label is not None or version is not None:
+            raise click.UsageError("give --deployment, --label or --version, not several")
+        from profiles.providers.store import LATEST, StoreProvider
+
+        chain = StoreProvider().chain_for(deployment)
+        record, _ = opener().find(
+            name, language=language, model=model, labels=[None if item == LATEST else item for item in chain]
+        )
+    else:
+        record = opener().get(name, language=language, model=model, label=label, version=version)
     click.echo(record.content, nl=False)
 
 

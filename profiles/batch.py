@@ -1,0 +1,553 @@
+"""`profiles batch`: turn a dataset into validated personas (and prompts), resumably, at flat memory.
+
+Output goes one of two ways:
+
+* `OUT` ending in `.jsonl`: one JSON object per row, `{"id", "row", "persona", "prompts"?}`.
+  Whole lines are appended per chunk, flushed and fsynced; then a sidecar checkpoint
+  (`OUT.checkpoint`) records how many rows are done and how long the file is, written through a
+  temporary file and `os.replace`, so it is always either the old or the new checkpoint.
+* `OUT` a folder: one persona file `<id>.yaml` per row (loadable with `load_profile`), with
+  `<id>.prompts.json` beside it when prompts are rendered; each written to a temporary file and
+  moved into place with `os.replace`, and synced once per chunk. The checkpoint is
+  `OUT/.checkpoint.json` (`OUT/.checkpoint-IofN.json` for a shard, so shards can share a folder).
+  Two rows of one run with the same id would share a file: the second is a bad row.
+
+After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back to the length the
+checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
+skips the rows already done and goes on: the result has exactly the lines of an uninterrupted run.
+A checkpoint is refused when the dataset, mapping, base persona, shard or render options changed.
+
+`shard=(i, n)` (`--shard i/n`) keeps the rows whose id hashes to `i` modulo `n` (rows without an id
+column go by row number); `n` runs with `0/n … n-1/n` cover every row exactly once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import BatchError, ProfilesError
+
+if TYPE_CHECKING:
+    from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
+    from .profile import DefaultProfile
+
+__all__ = ["BatchError", "BatchOptions", "BatchReport", "parse_shard", "persona_data", "run_batch"]
+
+#: Rows gathered before they are written, flushed, fsynced and checkpointed.
+CHUNK_ROWS = 1000
+#: Most bytes of output held before a chunk is written, whatever the row count.
+CHUNK_BYTES = 1 << 20
+#: Longest time between two checkpoints, in seconds, when rows are slow to make.
+CHUNK_SECONDS = 1.0
+#: Issues a report keeps for display; all of them go to the errors file.
+SHOWN_ISSUES = 20
+CHECKPOINT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What one batch run reads, writes and how; mirrors the `profiles batch` options."""
+
+    source: Path
+    out: Path
+    mapping: Path | None = None
+    base: Path | None = None
+    render: bool = False
+    question: str | None = None
+    shard: tuple[int, int] | None = None
+    resume: bool = False
+    force: bool = False
+    on_error: str = "raise"
+    format: str | None = None
+    chunk_rows: int = CHUNK_ROWS
+    chunk_seconds: float = CHUNK_SECONDS
+
+
+@dataclass
+class BatchReport:
+    """What a run did: rows it handled, personas written, rows that failed, and where they went."""
+
+    out: Path
+    written: int = 0
+    failed: int = 0
+    rows_done: int = 0
+    resumed_from: int = 0
+    complete: bool = False
+    already_complete: bool = False
+    errors_file: Path | None = None
+    issues: list[RowIssue] = field(default_factory=list)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`"1/3"` → `(1, 3)`; the index counts from 0."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 0 <= int(match[1]) < int(match[2]):
+        raise BatchError(f"shard {text!r} must be I/N with 0 <= I < N, e.g. 0/3, 1/3, 2/3")
+    return int(match[1]), int(match[2])
+
+
+def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
+    """A profile as persona data that `ProfileConfig` accepts again.
+
+    Set fields, own templates (inline), variables and tools are written; template folders are not,
+    since their paths belong to the base persona's folder.
+
+    A secret field is written as its dynamic definition (provider and key), never as its value; a
+    secret with no definition to write is left out.
+    """
+    from .config import PROFILE_FIELDS
+    from .dynconfig import ConfigInfo
+
+    data: dict[str, Any] = {}
+    for name in PROFILE_FIELDS:
+        item = profile.resolved[name]
+        if item.value in (None, "", ()):
+            continue
+        if item.secret:
+            info = getattr(base, name, None)
+            if isinstance(info, ConfigInfo):
+                data[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
+            continue
+        data[name] = list(item.value) if isinstance(item.value, tuple) else item.value
+    if profile.templates:
+        data["templates"] = {kind: {"inline": source.source} for kind, source in profile.templates.items()}
+    if profile.bound:
+        data["variables"] = dict(profile.bound)
+    tools = getattr(profile, "tools", ())
+    if tools:
+        data["tools"] = [
+            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
+        ]
+    if getattr(profile, "requires_resources", False):
+        data["requires_resources"] = True
+    if getattr(profile, "allow_secrets", ()):
+        data["allow_secrets"] = sorted(profile.allow_secrets)
+    return data
+
+
+def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None] | None = None) -> BatchReport:
+    """Run one batch; `progress(rows_done, total_rows)` is called as rows go by.
+
+    Raises:
+        BatchError: the output exists without `resume`/`force`, or its checkpoint does not match.
+        DatasetRowError: a bad row, with `on_error="raise"`; the rows before it are written and
+            checkpointed. Fixing the row changes the dataset, which a checkpoint refuses (rows
+            already written might no longer match), so the fixed dataset is run with `force`.
+        ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
+    """
+    from .factories.dataset import DatasetProfileFactory
+
+    if options.on_error not in ("raise", "skip", "collect"):
+        raise BatchError(f"on_error must be raise, skip or collect, got {options.on_error!r}")
+    factory = DatasetProfileFactory(
+        options.source, options.mapping, base=options.base, format=options.format, on_error="skip"
+    )
+    sink: _Sink = _JsonlSink(options) if _is_jsonl(options.out) else _FolderSink(options)
+    report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
+    state = sink.open(_fingerprint(options, factory))
+    if state.get("complete"):
+        report.already_complete = report.complete = True
+        report.rows_done, report.written, report.failed = (
+            state["rows_done"],
+            state["written"],
+            state["failed"],
+        )
+        return report
+    report.resumed_from = report.rows_done = state["rows_done"]
+    report.written, report.failed = state["written"], state["failed"]
+    total = factory.estimate_rows() if progress is not None else None
+    if progress is not None:
+        progress(report.rows_done, total)
+    last_commit = time.monotonic()
+    try:
+        for result in factory.iter_results(start=report.rows_done, shard=options.shard):
+            if result.issues:
+                _bad_row(options, sink, report, result)
+            else:
+                try:
+                    sink.add(result, _record(result, options, factory))
+                    report.written += 1
+                except _RowFailure as failure:
+                    _bad_row(options, sink, report, failure.result)
+            report.rows_done = result.row
+            if progress is not None:
+                progress(result.row, total)
+            if (
+                sink.pending >= options.chunk_rows
+                or sink.pending_bytes >= CHUNK_BYTES
+                or time.monotonic() - last_commit >= options.chunk_seconds
+            ):
+                sink.commit(report)
+                last_commit = time.monotonic()
+        report.complete = True
+        sink.commit(report)
+    finally:
+        sink.close()
+    if progress is not None:
+        progress(report.rows_done, report.rows_done)
+    return report
+
+
+# -- rows -----------------------------------------------------------------------------------------
+class _RowFailure(Exception):
+    """A row whose profile was made but whose prompts or output failed."""
+
+    def __init__(self, result: RowResult) -> None:
+        self.result = result
+
+
+def _record(result: RowResult, options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
+    from dataclasses import replace
+
+    from .factories.dataset import RowIssue
+
+    profile: Any = result.profile
+    record: dict[str, Any] = {
+        "id": result.profile_id,
+        "row": result.row,
+        "persona": persona_data(profile, factory.base),
+    }
+    if options.render:
+        try:
+            record["prompts"] = {
+                "system": profile.format_system_prompt(options.question),
+                "user": profile.format_user_prompt(options.question),
+            }
+        except ProfilesError as exc:
+            issue = RowIssue(result.row, exc.message, factory.label, result.line)
+            raise _RowFailure(replace(result, profile=None, issues=(issue,))) from None
+    return record
+
+
+def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: RowResult) -> None:
+    from .factories.dataset import DatasetRowError
+
+    if options.on_error == "raise":
+        sink.commit(report)  # keep every good row before this one
+        raise DatasetRowError(list(result.issues))
+    report.failed += 1
+    if options.on_error == "collect":
+        sink.add_issues(result.issues)
+        room = SHOWN_ISSUES - len(report.issues)
+        if room > 0:
+            report.issues.extend(result.issues[:room])
+
+
+def _is_jsonl(out: Path) -> bool:
+    if out.suffix == ".jsonl":
+        return True
+    if out.suffix in (".json", ".yaml", ".yml", ".csv", ".txt"):
+        raise BatchError(f"--out {out}: name a .jsonl file for JSON lines, or a folder for one YAML file per persona")
+    return False
+
+
+def _digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    stat = options.source.stat()
+    return {
+        "source": str(options.source.resolve()),
+        "source_size": stat.st_size,
+        "source_mtime_ns": stat.st_mtime_ns,
+        "mapping": _digest(options.mapping),
+        "base": _digest(options.base),
+        "shard": list(options.shard) if options.shard else None,
+        "render": options.render,
+        "question": options.question,
+    }
+
+
+# -- output ---------------------------------------------------------------------------------------
+def _fsync_write(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write `data` to `path` atomically: a temporary file beside it, then `os.replace`.
+
+    With `sync`, the data is fsynced before the move, so even a power cut leaves the old or the
+    new file; without it, a killed process still does (the move is atomic), and the caller syncs
+    a whole chunk of files at once before its checkpoint.
+    """
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(temp, "wb") as file:
+        file.write(data)
+        if sync:
+            file.flush()
+            os.fsync(file.fileno())
+    os.replace(temp, path)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable; best effort, since not every platform can open a folder."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+class _Sink:
+    """Where records go, and the checkpoint that says how far they got."""
+
+    checkpoint_path: Path
+    errors_path: Path
+
+    def __init__(self, options: BatchOptions) -> None:
+        self.options = options
+        self.pending = 0
+        self.pending_bytes = 0
+        self._errors: list[bytes] = []
+        self._errors_file: Any = None
+        self._state: dict[str, Any] = {}
+
+    # checkpoint ---------------------------------------------------------------------------------
+    def open(self, fingerprint: dict[str, Any]) -> dict[str, Any]:
+        """Start fresh or pick up the checkpoint; return the state to continue from."""
+        state = self._read_checkpoint()
+        out, resume, force = self.options.out, self.options.resume, self.options.force
+        if state is not None and not resume and not force:
+            raise BatchError(f"{out} holds an earlier batch; pass --resume to continue it or --force to redo it")
+        if state is None or not resume:
+            if not resume and not force and self._has_output():
+                raise BatchError(f"{out} already exists; pass --force to overwrite it, or another --out")
+            if resume and self._has_output():
+                raise BatchError(
+                    f"{out} exists but has no checkpoint ({self.checkpoint_path.name}), so it is not known "
+                    "which rows it holds; pass --force (without --resume) to start over"
+                )
+            state = {
+                "version": CHECKPOINT_VERSION,
+                "run": uuid.uuid4().hex,
+                "fingerprint": fingerprint,
+                "rows_done": 0,
+                "written": 0,
+                "failed": 0,
+                "out_bytes": 0,
+                "errors_bytes": 0,
+                "complete": False,
+            }
+            self._start_fresh()
+        else:
+            if state.get("version") != CHECKPOINT_VERSION or state.get("fingerprint") != fingerprint:
+                changed = sorted(
+                    key for key in fingerprint if (state.get("fingerprint") or {}).get(key) != fingerprint[key]
+                )
+                what = ", ".join(changed) or "checkpoint format"
+                raise BatchError(
+                    f"cannot resume {out}: the {what} changed since it was written, so the rows already "
+                    "written may not match; pass --force to start over"
+                )
+        self._state = state
+        if not state["complete"]:
+            self._errors_file = self._open_truncated(self.errors_path, state["errors_bytes"])
+            self._prepare(state)
+            self._save_checkpoint()
+        return dict(state)
+
+    def commit(self, report: BatchReport) -> None:
+        """Make everything added so far durable, then move the checkpoint past it."""
+        self._flush()
+        if self._errors:
+            self._errors_file.write(b"".join(self._errors))
+            self._errors_file.flush()
+            os.fsync(self._errors_file.fileno())
+            self._errors = []
+        self._state.update(
+            rows_done=report.rows_done,
+            written=report.written,
+            failed=report.failed,
+            errors_bytes=self._errors_file.tell() if self._errors_file else 0,
+            complete=report.complete,
+        )
+        self._save_checkpoint()
+        self.pending = self.pending_bytes = 0
+
+    def add_issues(self, issues: tuple[RowIssue, ...]) -> None:
+        for issue in issues:
+            self._errors.append(json.dumps(issue.as_dict(), ensure_ascii=False).encode("utf-8") + b"\n")
+        self.pending += 1
+
+    def close(self) -> None:
+        if self._errors_file is not None:
+            self._errors_file.close()
+            if self._errors_file.name and os.path.getsize(self._errors_file.name) == 0:
+                os.unlink(self._errors_file.name)
+
+    def _read_checkpoint(self) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.checkpoint_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise BatchError(
+                f"{self.checkpoint_path}: unreadable checkpoint ({exc}); pass --force to start over"
+            ) from None
+
+    def _save_checkpoint(self) -> None:
+        _fsync_write(self.checkpoint_path, json.dumps(self._state, indent=1).encode("utf-8"))
+        _fsync_dir(self.checkpoint_path.parent)
+
+    @staticmethod
+    def _open_truncated(path: Path, length: int) -> Any:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        file = open(path, "ab")  # noqa: SIM115 - kept open for the whole run
+        if file.tell() < length:
+            file.close()
+            raise BatchError(f"{path} is shorter than its checkpoint says; it was changed by hand, pass --force")
+        file.truncate(length)
+        return file
+
+    # per format -----------------------------------------------------------------------------------
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _has_output(self) -> bool:
+        raise NotImplementedError
+
+    def _start_fresh(self) -> None:
+        raise NotImplementedError
+
+    def _prepare(self, state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def _flush(self) -> None:
+        raise NotImplementedError
+
+
+class _JsonlSink(_Sink):
+    def __init__(self, options: BatchOptions) -> None:
+        super().__init__(options)
+        out = options.out
+        self.checkpoint_path = out.with_name(out.name + ".checkpoint")
+        self.errors_path = out.with_name(out.stem + ".errors.jsonl")
+        self._lines: list[bytes] = []
+        self._file: Any = None
+
+    def _has_output(self) -> bool:
+        return self.options.out.exists() and self.options.out.stat().st_size > 0
+
+    def _start_fresh(self) -> None:
+        for path in (self.options.out, self.errors_path):
+            if path.exists():
+                path.unlink()
+
+    def _prepare(self, state: dict[str, Any]) -> None:
+        # everything past the checkpoint is a torn line or rows that will be made again
+        self._file = self._open_truncated(self.options.out, state["out_bytes"])
+        for temp in self.options.out.parent.glob(f".{self.checkpoint_path.name}.*.tmp"):
+            temp.unlink(missing_ok=True)
+
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        self._lines.append(line)
+        self.pending += 1
+        self.pending_bytes += len(line)
+
+    def _flush(self) -> None:
+        if self._lines:
+            self._file.write(b"".join(self._lines))
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._lines = []
+        if self._file is not None:
+            self._state["out_bytes"] = self._file.tell()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        super().close()
+
+
+#: Characters kept in a persona file name; anything else becomes `_`.
+_UNSAFE_NAME = re.compile(r"[^\w.-]+")
+
+
+def _file_stem(profile_id: Any, row: int) -> str:
+    stem = _UNSAFE_NAME.sub("_", str(profile_id)).strip("._")[:120]
+    return stem or f"row-{row}"
+
+
+class _FolderSink(_Sink):
+    def __init__(self, options: BatchOptions) -> None:
+        super().__init__(options)
+        # shards may share one folder, so each keeps its own checkpoint and errors file
+        suffix = f"-{options.shard[0]}of{options.shard[1]}" if options.shard else ""
+        self.checkpoint_path = options.out / f".checkpoint{suffix}.json"
+        self.errors_path = options.out / f"errors{suffix}.jsonl"
+
+    def _has_output(self) -> bool:
+        if self.options.shard:  # the other shards' files are expected
+            return False
+        return self.options.out.is_dir() and any(self.options.out.iterdir())
+
+    def _start_fresh(self) -> None:
+        if self.options.out.exists() and not self.options.out.is_dir():
+            raise BatchError(f"--out {self.options.out} is a file; name a folder, or a .jsonl file")
+        self.options.out.mkdir(parents=True, exist_ok=True)
+        if self.errors_path.exists():
+            self.errors_path.unlink()
+
+    def _prepare(self, state: dict[str, Any]) -> None:
+        self.options.out.mkdir(parents=True, exist_ok=True)
+        if not self.options.shard:  # temporary files a killed run left; a shard's may be live
+            for temp in self.options.out.glob(".*.tmp"):
+                temp.unlink(missing_ok=True)
+
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        import yaml
+
+        stem = _file_stem(result.profile_id, result.row)
+        target = self.options.out / f"{stem}.yaml"
+        marker = f"# agent-profiles batch {self._state['run']} row {result.row}"
+        self._check_unique(target, marker, result)
+        header = f"{marker}: id {result.profile_id!r} from {self.options.source.name}\n"
+        body = yaml.safe_dump(record["persona"], allow_unicode=True, sort_keys=False, width=100)
+        _fsync_write(target, (header + body).encode("utf-8"), sync=False)
+        if "prompts" in record:
+            prompts = json.dumps(record["prompts"], ensure_ascii=False, indent=2) + "\n"
+            _fsync_write(self.options.out / f"{stem}.prompts.json", prompts.encode("utf-8"), sync=False)
+        self.pending += 1
+
+    def _check_unique(self, target: Path, marker: str, result: RowResult) -> None:
+        """Refuse a second row with the same file name in one run; a replayed row may rewrite its own."""
+        from dataclasses import replace
+
+        from .factories.dataset import RowIssue
+
+        try:
+            with open(target, encoding="utf-8") as file:
+                first = file.readline()
+        except FileNotFoundError:
+            return
+        run_prefix = marker.rsplit(" row ", 1)[0] + " row "
+        if first.startswith(run_prefix) and not first.startswith(marker + ":"):
+            issue = RowIssue(
+                result.row,
+                f"another row of this batch already wrote {target.name}; ids must be unique",
+                str(self.options.source),
+                result.line,
+                None,
+                "id",
+            )
+            raise _RowFailure(replace(result, profile=None, issues=(issue,)))
+
+    def _flush(self) -> None:
+        # one sync for the chunk's files instead of one fsync per file, before the checkpoint moves
+        if self.pending and hasattr(os, "sync"):
+            os.sync()

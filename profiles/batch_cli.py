@@ -1,0 +1,174 @@
+"""The `profiles batch` command: options, a progress bar on stderr, and a summary."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .batch import BatchError, BatchOptions, BatchReport, parse_shard, run_batch
+
+__all__ = ["batch"]
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        return parse_shard(value)
+    except BatchError as exc:
+        raise click.BadParameter(exc.message) from None
+
+
+@click.command()
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The dataset: .csv, .tsv, .jsonl, .yaml or .parquet.",
+)
+@click.option(
+    "--map",
+    "mapping",
+    type=click.Path(path_type=Path),
+    help="Mapping file: {fields: {persona_field: column_or_template}, id: column}.",
+)
+@click.option("--base", type=click.Path(path_type=Path), help="Persona YAML holding what every row shares.")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A .jsonl file, or a folder for one YAML file per persona.",
+)
+@click.option("--render", is_flag=True, help="Also render each persona's system and user prompts.")
+@click.option("--question", "-q", help="The question the rendered prompts answer.")
+@click.option(
+    "--shard",
+    callback=_shard,
+    metavar="I/N",
+    help="Make only shard I of N (0-based, e.g. 0/3): rows whose id's CRC-32 modulo N is I, or row number "
+    "minus one without an id column.",
+)
+@click.option("--resume", is_flag=True, help="Continue an interrupted batch from its checkpoint.")
+@click.option("--force", is_flag=True, help="Start over, replacing an earlier batch's output.")
+@click.option(
+    "--on-error",
+    type=click.Choice(["raise", "skip", "collect"]),
+    default="raise",
+    show_default=True,
+    help="A bad row stops the batch, is left out, or is left out and listed.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "tsv", "jsonl", "yaml", "parquet"]),
+    help="Dataset format, when the suffix does not tell.",
+)
+@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+def batch(
+    source: Path,
+    mapping: Path | None,
+    base: Path | None,
+    out: Path,
+    render: bool,
+    question: str | None,
+    shard: tuple[int, int] | None,
+    resume: bool,
+    force: bool,
+    on_error: str,
+    fmt: str | None,
+    quiet: bool,
+) -> None:
+    """Make one validated persona per row of a dataset.
+
+    \b
+    Example:
+      profiles batch --from profile_configs/datasets/customers.csv \\
+        --map profile_configs/datasets/customers.map.yaml \\
+        --base profile_configs/datasets/support_agent.yaml --out personas.jsonl --render
+
+    After a crash or Ctrl-C, run the same command with --resume: it continues where the last
+    checkpoint left off, without losing or repeating a persona.
+    """
+    if question is not None and not render:
+        raise click.UsageError("--question is only used to render prompts; add --render")
+    if resume and force:
+        raise click.UsageError("--resume continues a batch and --force starts over; pass one of them")
+    options = BatchOptions(
+        source=source,
+        out=out,
+        mapping=mapping,
+        base=base,
+        render=render,
+        question=question,
+        shard=shard,
+        resume=resume,
+        force=force,
+        on_error=on_error,
+        format=fmt,
+    )
+    show = not quiet and sys.stderr.isatty()
+    try:
+        if show:
+            report = _with_progress(options)
+        else:
+            report = run_batch(options)
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted; run the same command with --resume to continue {out}", err=True)
+        sys.exit(130)
+    if not quiet:
+        click.echo(_summary(report), err=True)
+    if report.failed and on_error == "collect":
+        for issue in report.issues:
+            click.echo(f"  {issue}", err=True)
+        more = f" (first {len(report.issues)} shown)" if report.failed > len(report.issues) else ""
+        raise BatchError(
+            f"{report.failed} bad row(s) were left out{more}; all are listed in {report.errors_file}"
+        )
+
+
+def _summary(report: BatchReport) -> str:
+    if report.already_complete:
+        return f"{report.out} is already complete: {report.written} persona(s); nothing to do"
+    text = f"wrote {report.written} persona(s) to {report.out}"
+    if report.resumed_from:
+        text += f" (resumed after row {report.resumed_from})"
+    if report.failed:
+        text += f"; left out {report.failed} bad row(s)"
+    return text
+
+
+def _with_progress(options: BatchOptions) -> BatchReport:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            return Text(f"{task.speed or 0:,.0f} rows/s")
+
+    with Progress(
+        TextColumn("[bold]batch"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("batch", total=None)
+
+        def progress(done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return run_batch(options, progress)

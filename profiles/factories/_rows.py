@@ -1,0 +1,303 @@
+"""Read dataset rows lazily from CSV, TSV, JSONL, YAML, Parquet or an iterable of mappings.
+
+Every reader yields one `RawRow` per data row, numbered from 1, with the file line it starts on
+when the format has lines. A row that cannot be read (bad JSON, a short CSV row) is yielded with a
+`problem` instead of data, so the caller decides whether to stop, skip or collect it; a file that
+cannot be read at all raises `FactoryError`. Nothing is read ahead: memory stays flat however
+long the dataset is.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import FactoryError
+
+__all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
+
+#: File suffixes and the format each is read as.
+FORMATS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+#: Rows a Parquet record batch holds; one batch is in memory at a time.
+PARQUET_BATCH_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One data row as read: its number (from 1), the file line it starts on, and its cells."""
+
+    row: int
+    line: int | None
+    data: Mapping[str, Any] | None
+    problem: str | None = None
+
+
+def detect_format(path: Path, given: str | None = None) -> str:
+    """The format of `path`: the one given, else the one its suffix names."""
+    if given:
+        fmt = given.lower().lstrip(".")
+        if fmt not in set(FORMATS.values()):
+            raise FactoryError(
+                f"unknown dataset format {given!r}; use one of {', '.join(sorted(set(FORMATS.values())))}"
+            )
+        return fmt
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise FactoryError(
+            f"{path}: cannot tell the dataset format from the suffix {path.suffix or '(none)'!r}; "
+            f"name it {', '.join(FORMATS)} or pass format=..."
+        )
+    return fmt
+
+
+def read_rows(
+    source: Path | Iterable[Mapping[str, Any]],
+    fmt: str | None,
+    on_columns: Callable[[list[str]], None] | None = None,
+) -> Iterator[RawRow]:
+    """Yield the rows of `source`; `on_columns` gets the header of formats that have one."""
+    if not isinstance(source, Path):
+        return _iterable(source)
+    if not source.is_file():
+        raise FactoryError(f"{source}: dataset file not found; check the path")
+    readers = {"csv": _csv, "tsv": _csv, "jsonl": _jsonl, "yaml": _yaml, "parquet": _parquet}
+    return readers[fmt or detect_format(source)](source, fmt or detect_format(source), on_columns)
+
+
+def count_rows(source: Path | Iterable[Any], fmt: str | None) -> int | None:
+    """About how many rows `source` holds, cheaply, for a progress bar; None when unknown.
+
+    CSV and JSONL count line breaks (a quoted cell spanning lines counts twice); Parquet reads its
+    footer; YAML is not counted.
+    """
+    if not isinstance(source, Path):
+        return len(source) if isinstance(source, Sized) else None
+    fmt = fmt or detect_format(source)
+    if fmt == "parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(source).metadata.num_rows)
+        except Exception:
+            return None
+    if fmt not in ("csv", "tsv", "jsonl"):
+        return None
+    lines = 0
+    last = b"\n"
+    with source.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    lines += last != b"\n"
+    return max(lines - (fmt != "jsonl"), 0)
+
+
+def _iterable(rows: Iterable[Mapping[str, Any]]) -> Iterator[RawRow]:
+    for number, item in enumerate(rows, start=1):
+        if isinstance(item, Mapping):
+            yield RawRow(number, None, item)
+        else:
+            yield RawRow(
+                number, None, None, f"expected a mapping of column to value, got {type(item).__name__}"
+            )
+
+
+def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -> Iterator[RawRow]:
+    delimiter = "\t" if fmt == "tsv" else ","
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as file:
+            reader = csv.reader(file, delimiter=delimiter)
+            try:
+                header = [cell.strip() for cell in next(reader)]
+            except StopIteration:
+                raise FactoryError(
+                    f"{path}: the file is empty; a CSV dataset starts with a header row"
+                ) from None
+            except csv.Error as exc:
+                raise FactoryError(f"{path}:1: the header row cannot be read: {exc}") from None
+            _check_header(path, header)
+            if on_columns is not None:
+                on_columns(header)
+            width = len(header)
+            number = 0
+            end = reader.line_num
+            while True:
+                start = end + 1
+                try:
+                    cells = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:
+                    number += 1
+                    end = reader.line_num
+                    yield RawRow(number, start, None, f"the row cannot be read as CSV: {exc}")
+                    continue
+                end = reader.line_num
+                if not cells:  # a blank line is not a row
+                    continue
+                number += 1
+                if len(cells) != width:
+                    yield RawRow(
+                        number,
+                        start,
+                        None,
+                        f"has {len(cells)} cells but the header has {width}; check the quoting",
+                    )
+                    continue
+                yield RawRow(number, start, dict(zip(header, cells, strict=True)))
+    except UnicodeDecodeError as exc:
+        raise FactoryError(
+            f"{path}: not UTF-8 text (byte {exc.start} of a chunk); save the file as UTF-8"
+        ) from None
+
+
+def _check_header(path: Path, header: list[str]) -> None:
+    seen: set[str] = set()
+    for index, name in enumerate(header, start=1):
+        if not name:
+            raise FactoryError(f"{path}:1: header cell {index} is empty; name every column")
+        if name in seen:
+            raise FactoryError(f"{path}:1: column {name!r} appears twice in the header; rename one")
+        seen.add(name)
+
+
+def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -> Iterator[RawRow]:
+    number = 0
+    with path.open("rb") as file:
+        for line, raw in enumerate(file, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError:
+                if raw.strip():
+                    number += 1
+                    yield RawRow(number, line, None, "not UTF-8 text; save the file as UTF-8")
+                continue
+            if not text.strip():
+                continue
+            number += 1
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                reason = getattr(exc, "msg", str(exc))
+                column = getattr(exc, "colno", None)
+                yield RawRow(
+                    number, line, None, f"invalid JSON: {reason}" + (f" at column {column}" if column else "")
+                )
+                continue
+            if not isinstance(data, dict):
+                yield RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
+                continue
+            yield RawRow(number, line, data)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return type(value).__name__
+
+
+class _RowLoader(yaml.SafeLoader):
+    """Composes one sequence item at a time; aliases are refused, since rows stand alone."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "aliases are not allowed in a dataset; repeat the value", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        keys = set()
+        for key_node, _ in node.value:
+            key = getattr(key_node, "value", None)
+            if key in keys:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}; keep one of them", key_node.start_mark
+                )
+            keys.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -> Iterator[RawRow]:
+    # the pure-Python loader reads the file in small chunks, so a long list is never held whole
+    with path.open("rb") as file:
+        loader = _RowLoader(file)
+        try:
+            yield from _yaml_items(path, loader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f"{path}:{mark.line + 1}" if mark else str(path)
+            raise FactoryError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+        except yaml.YAMLError as exc:
+            raise FactoryError(f"{path}: invalid YAML: {exc}") from None
+        finally:
+            loader.dispose()
+
+
+def _yaml_items(path: Path, loader: _RowLoader) -> Iterator[RawRow]:
+    loader.get_event()  # stream start
+    if loader.check_event(yaml.StreamEndEvent):
+        return
+    loader.get_event()  # document start
+    if not loader.check_event(yaml.SequenceStartEvent):
+        raise FactoryError(f"{path}: a YAML dataset must be a list of mappings (- name: …), one per row")
+    loader.get_event()
+    number = 0
+    while not loader.check_event(yaml.SequenceEndEvent):
+        node = loader.compose_node(None, None)
+        number += 1
+        line = node.start_mark.line + 1
+        if not isinstance(node, yaml.MappingNode):
+            yield RawRow(number, line, None, "expected a mapping of column to value")
+            continue
+        data = loader.construct_document(node)
+        bad = [key for key in data if not isinstance(key, str)]
+        if bad:
+            yield RawRow(number, line, None, f"key {bad[0]!r} is not text; quote it")
+            continue
+        yield RawRow(number, line, data)
+    loader.get_event()  # sequence end
+    loader.get_event()  # document end
+    if not loader.check_event(yaml.StreamEndEvent):
+        raise FactoryError(f"{path}: holds several YAML documents; a dataset is one list of rows")
+
+
+def _parquet(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -> Iterator[RawRow]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise FactoryError(
+            f"{path}: reading Parquet needs pyarrow; install it with: pip install 'agent-profiles[parquet]'"
+        ) from None
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:
+        raise FactoryError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    if on_columns is not None:
+        on_columns(list(parquet.schema_arrow.names))
+    number = 0
+    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+        for data in batch.to_pylist():
+            number += 1
+            yield RawRow(number, None, data)

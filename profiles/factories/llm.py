@@ -1,0 +1,665 @@
+"""`LLMProfileFactory`: personas written by a model on an OpenAI-compatible chat endpoint.
+
+A run asks for personas in batches (the request is the bundled template
+``templates/_factories/llm/<locale>/personas.j2``), reads the JSON out of each reply, validates
+every object against :class:`~profiles.config.ProfileConfig`, asks again for the invalid ones with
+the validation errors (``fix.j2`` beside it, at most ``max_fix_rounds`` times per batch), drops
+duplicates by normalised name (examples included), and yields profiles as batches complete.
+
+Batches run in waves of at most ``max_in_flight``. Every prompt of a wave is built before any
+is sent, naming the personas made so far so the model can avoid them, and the replies are read
+back in batch order. With batch ``i`` sent with seed ``seed + i``, the same replies therefore give
+the same personas in the same order however the requests overlap (for the same ``batch_size``
+and ``max_in_flight``).
+
+Generated objects may set only plain text fields (:data:`GENERATED_FIELDS`): a model's reply must
+never name a template file, a provider key (which could pull a secret from the environment into a
+persona) or template syntax.
+
+Each profile's provenance names where its fields came from:
+``llm:<model> request <request id> prompt <prompt hash>``; :attr:`LLMProfileFactory.generated_from`
+and :class:`GeneratedProfile` give the same as an :class:`Origin` record, with the seed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from profiles.errors import ConfigError, ConfigIssue, FactoryError
+
+from .base import ProfileFactory
+from .chat import ChatClient, ChatError, ChatReply
+from .json_reply import normalise_name, parse_json_reply, prompt_hash
+
+if TYPE_CHECKING:
+    from profiles.config import ProfileConfig
+    from profiles.profile import Profile
+
+__all__ = [
+    "GENERATED_FIELDS",
+    "GeneratedProfile",
+    "GenerationStats",
+    "LLMProfileFactory",
+    "Origin",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Fields a generated persona may set, with what the prompt says each means, in prompt order.
+FIELD_MEANINGS: Mapping[str, str] = MappingProxyType(
+    {
+        "name": "the persona's name, a text unique among all personas",
+        "role": "what the agent is, in a few words, e.g. 'Data analyst'",
+        "goal": "what the agent tries to achieve, in one or two sentences",
+        "desc": "a short description of the persona's background and manner",
+        "constraints": "a JSON list of rules the agent follows, each one sentence",
+        "retry_goal": "optional: the goal when the agent retries after a failed answer",
+        "retry_constraints": "optional: a JSON list of rules for a retry",
+    }
+)
+
+#: Fields a generated persona may set; anything else in a reply is reported back to the model.
+GENERATED_FIELDS: tuple[str, ...] = tuple(FIELD_MEANINGS)
+
+_REQUIRED = ("name", "role")
+_LIST_FIELDS = ("constraints", "retry_constraints")
+
+#: Where the generation prompts live in a template root: ``_factories/llm/<locale>/<kind>.j2``.
+#: Deeper than ``<family>/<locale>/<kind>.j2`` and starting with ``_``, so they are neither a
+#: model family nor a prompt kind of profiles.
+TEMPLATE_FOLDER = "_factories/llm"
+
+#: How many taken names a prompt lists at most (the most recent); dedupe checks all of them.
+MAX_AVOID_NAMES = 200
+
+#: How many failure reasons a run keeps for its final error message.
+MAX_REASONS = 20
+
+#: Statuses that will not get better by asking again: the run stops at once.
+_FATAL_STATUSES = frozenset({400, 401, 403, 404, 405, 410, 422})
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one generated persona came from: which model, request, prompt and seed."""
+
+    #: The model that answered, as the server names it (the requested one if it does not say).
+    model: str
+    #: The server's id for the request that returned the persona.
+    request_id: str | None
+    #: :func:`~profiles.factories.json_reply.prompt_hash` of the messages of that request.
+    prompt_hash: str
+    #: The seed sent with the request (None when the factory has no seed).
+    seed: int | None
+    #: The batch the persona was asked for in, from 0.
+    batch: int
+    #: 0 for the batch's first reply, n for the reply to its n-th fix request.
+    fix_round: int = 0
+
+    def __str__(self) -> str:
+        return f"llm:{self.model} request {self.request_id or 'unknown'} prompt {self.prompt_hash}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The origin as plain JSON values."""
+        return {
+            "model": self.model,
+            "request_id": self.request_id,
+            "prompt_hash": self.prompt_hash,
+            "seed": self.seed,
+            "batch": self.batch,
+            "fix_round": self.fix_round,
+        }
+
+
+@dataclass(frozen=True)
+class GeneratedProfile:
+    """One persona of a run: the profile, its validated fields as plain values, and its origin."""
+
+    profile_id: Any
+    profile: Profile
+    #: The fields the model wrote, validated: texts, and lists of texts for the list fields.
+    data: Mapping[str, Any]
+    origin: Origin
+
+
+@dataclass
+class GenerationStats:
+    """Counts of the last run, for a summary line; updated as the run goes."""
+
+    requested: int = 0
+    made: int = 0
+    batches: int = 0
+    fix_requests: int = 0
+    #: Objects that failed validation when first read (fixed or not).
+    invalid: int = 0
+    #: Objects that passed validation after a fix request.
+    fixed: int = 0
+    duplicates: int = 0
+    #: Why batches or objects were lost, a few of each kind, for the error message.
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Job:
+    index: int
+    count: int
+    seed: int | None
+    messages: tuple[Mapping[str, str], ...]
+    language: str | None
+    hints: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    data: dict[str, Any]
+    origin: Origin
+
+
+@dataclass
+class _BatchResult:
+    candidates: list[_Candidate] = field(default_factory=list)
+    fix_requests: int = 0
+    invalid: int = 0
+    fixed: int = 0
+    reasons: list[str] = field(default_factory=list)
+
+
+class LLMProfileFactory(ProfileFactory):
+    """Creates personas with a model on an OpenAI-compatible chat-completions endpoint.
+
+    Args:
+        base_url: the API root, e.g. ``http://localhost:8000/v1`` (``/chat/completions`` is added).
+        model: the model that writes the personas.
+        rules: what the personas should be like, in plain words; goes into the prompt as written.
+        examples: a few personas (dicts or ``ProfileConfig``) shown to the model; their names are
+            taken, so a generated persona with the same name is dropped.
+        count: how many personas ``create_profiles`` makes.
+        batch_size: personas asked for per request.
+        seed: batch ``i`` is sent with ``seed + i``; None sends no seed.
+        api_key_env: the environment variable holding the API key (never shown anywhere).
+        max_in_flight: requests running at once.
+        max_fix_rounds: follow-up requests per batch for invalid personas.
+        language: the language the personas are written in; also selects the prompt's locale and
+            becomes each profile's language.
+        client: a ready :class:`ChatClient` (its timeouts, retries and backoff are used as they are).
+        max_batches: batch requests a run may send before it gives up; by default twice the
+            batches the count needs, plus two. Each batch adds at most ``max_fix_rounds`` fix
+            requests, and the client retries each request on its own terms.
+        timeout: seconds to wait for one reply, when the factory makes its own client.
+        temperature: sampling temperature; the server's default when None.
+        template_dirs: folders searched for ``_factories/llm/<locale>/personas.j2`` and ``fix.j2``
+            before the bundled ones, to change the prompts.
+
+    Raises:
+        FactoryError: an option is out of range, or an example is not a persona.
+        ConfigError: an example persona is invalid.
+    """
+
+    def __init__(
+        self,
+        base_url: str | None,
+        model: str | None,
+        *,
+        rules: str,
+        examples: Iterable[Mapping[str, Any] | ProfileConfig] = (),
+        count: int,
+        batch_size: int = 5,
+        seed: int | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_in_flight: int = 4,
+        max_fix_rounds: int = 2,
+        language: str | None = None,
+        client: ChatClient | None = None,
+        max_batches: int | None = None,
+        timeout: float = 60.0,
+        temperature: float | None = None,
+        template_dirs: Iterable[str | Path] = (),
+    ) -> None:
+        for option, value, least in (
+            ("count", count, 1),
+            ("batch_size", batch_size, 1),
+            ("max_in_flight", max_in_flight, 1),
+            ("max_fix_rounds", max_fix_rounds, 0),
+            ("max_batches", 1 if max_batches is None else max_batches, 1),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                raise FactoryError(
+                    f"LLMProfileFactory: {option} must be a whole number, {least} or more, got {value!r}."
+                )
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise FactoryError(f"LLMProfileFactory: seed must be a whole number or None, got {seed!r}.")
+        if not isinstance(rules, str) or not rules.strip():
+            raise FactoryError("LLMProfileFactory needs rules: a text saying what the personas should be like.")
+        if client is None:
+            client = ChatClient(
+                base_url or "",
+                model or "",
+                api_key_env=api_key_env,
+                timeout=timeout,
+                max_in_flight=max_in_flight,
+            )
+            self._owns_client = True
+        else:
+            self._owns_client = False
+        self.client = client
+        self.model = model or client.model
+        self.rules = rules
+        self.count = count
+        self.batch_size = batch_size
+        self.seed = seed
+        self.max_in_flight = max_in_flight
+        self.max_fix_rounds = max_fix_rounds
+        self.max_batches = max_batches
+        self.language = language
+        self.temperature = temperature
+        self.template_dirs = tuple(Path(folder) for folder in template_dirs)
+        self.examples: tuple[dict[str, Any], ...] = tuple(
+            _example_data(example, index) for index, example in enumerate(examples, 1)
+        )
+        self._origins: dict[Any, Origin] = {}
+        #: Counts of the last run of `create_profiles` or `generate`.
+        self.stats = GenerationStats()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(client={self.client!r}, count={self.count}, "
+            f"batch_size={self.batch_size}, seed={self.seed})"
+        )
+
+    @property
+    def generated_from(self) -> Mapping[Any, Origin]:
+        """The origin of every profile this factory made, by profile id (a read-only view)."""
+        return MappingProxyType(self._origins)
+
+    def close(self) -> None:
+        """Close the chat client's connections, if the factory made the client."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> LLMProfileFactory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- the ProfileFactory contract ------------------------------------------------------------
+
+    def create_profile(
+        self,
+        profile_id: Any = None,
+        *,
+        name: str | None = None,
+        role: str | None = None,
+        goal: str | None = None,
+        language: str | None = None,
+        model: str | None = None,
+        **options: Any,
+    ) -> Profile:
+        """Generate one persona; `name`, `role` and `goal`, when given, are asked for and kept.
+
+        `language` is the language to write it in (the factory's by default); `model` is the
+        profile's own model field, not the one that writes it.
+
+        Raises:
+            FactoryError: no valid persona came back within the request budget.
+        """
+        hints = {key: value for key, value in (("name", name), ("role", role), ("goal", goal)) if value}
+        run = self._run([profile_id], hints=hints, language=language, model=model, dedupe=False)
+        try:
+            return next(run).profile
+        finally:
+            run.close()
+
+    def create_profiles(
+        self,
+        profile_ids: Iterable[Any] | None = None,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        **options: Any,
+    ) -> Iterator[Profile]:
+        """Yield `count` distinct personas as their batches complete (see :meth:`generate`)."""
+        for generated in self.generate(profile_ids, language=language, model=model):
+            yield generated.profile
+
+    def generate(
+        self,
+        profile_ids: Iterable[Any] | None = None,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+    ) -> Iterator[GeneratedProfile]:
+        """Yield `count` distinct valid personas, each with its fields and origin, as batches complete.
+
+        Profile ids are 0, 1, 2, … or, when `profile_ids` is given, its items, one persona each.
+        Personas already yielded stay yielded if the run later fails.
+
+        Raises:
+            FactoryError: fewer personas than asked for came back within ``max_batches`` requests
+                (the message says how many were made and why the rest failed), or the server
+                refused the requests in a way another try cannot fix (bad key, wrong URL or model).
+        """
+        ids = list(profile_ids) if profile_ids is not None else list(range(self.count))
+        return self._run(ids, hints={}, language=language, model=model, dedupe=True)
+
+    # -- a run ----------------------------------------------------------------------------------
+
+    def _run(
+        self,
+        ids: Sequence[Any],
+        *,
+        hints: Mapping[str, str],
+        language: str | None,
+        model: str | None,
+        dedupe: bool,
+    ) -> Iterator[GeneratedProfile]:
+        target = len(ids)
+        stats = self.stats = GenerationStats(requested=target)
+        if target == 0:
+            return
+        language = language or self.language
+        max_batches = self.max_batches or 2 * math.ceil(target / self.batch_size) + 2
+        taken: dict[str, str] = {}  # normalised name -> name as written
+        if dedupe:
+            for example in self.examples:
+                if example.get("name"):
+                    taken.setdefault(normalise_name(example["name"]), example["name"])
+        made = 0
+        sent = 0
+        pool = ThreadPoolExecutor(max_workers=self.max_in_flight, thread_name_prefix="profiles-llm")
+        try:
+            while made < target:
+                if sent >= max_batches:
+                    raise self._exhausted(stats, max_batches)
+                wave = min(self.max_in_flight, max_batches - sent)
+                sizes = _split(target - made, self.batch_size)[:wave]
+                avoid = list(taken.values())[-MAX_AVOID_NAMES:]
+                jobs = [
+                    self._job(sent + offset, size, avoid, hints, language) for offset, size in enumerate(sizes)
+                ]
+                sent += len(jobs)
+                # all of a wave's prompts are built before any is sent, and read back in order:
+                # that is what makes a run reproducible whatever order the replies arrive in
+                futures: list[Future[_BatchResult]] = [pool.submit(self._run_batch, job) for job in jobs]
+                for future in futures:
+                    result = future.result()
+                    stats.batches += 1
+                    stats.fix_requests += result.fix_requests
+                    stats.invalid += result.invalid
+                    stats.fixed += result.fixed
+                    _note(stats, *result.reasons)
+                    for candidate in result.candidates:
+                        key = normalise_name(candidate.data["name"])
+                        if dedupe and key in taken:
+                            stats.duplicates += 1  # counted in the summary, not listed: they crowd out causes
+                            logger.info("duplicate persona %r dropped", candidate.data["name"])
+                            continue
+                        taken[key] = candidate.data["name"]
+                        profile_id = ids[made]
+                        profile = self._build(profile_id, candidate.data, candidate.origin, hints, language, model)
+                        made += 1
+                        stats.made = made
+                        self._origins[profile_id] = candidate.origin
+                        yield GeneratedProfile(profile_id, profile, MappingProxyType(candidate.data), candidate.origin)
+                        if made >= target:
+                            return
+        except ChatError as exc:
+            if exc.status not in _FATAL_STATUSES:
+                raise
+            raise FactoryError(
+                f"made {made} of {target} persona(s), then the server refused a request: {exc}"
+            ) from exc
+        finally:
+            # stopping early (enough personas, an error, or the caller stopped reading) drops the
+            # batches not yet sent; requests already running finish on their own
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _job(
+        self, index: int, count: int, avoid: Sequence[str], hints: Mapping[str, str], language: str | None
+    ) -> _Job:
+        examples = json.dumps(list(self.examples), ensure_ascii=False, indent=2) if self.examples else ""
+        text = self._render(
+            "personas",
+            language,
+            rules=self.rules,
+            count=count,
+            fields=[
+                {"name": name, "meaning": meaning, "required": name in _REQUIRED}
+                for name, meaning in FIELD_MEANINGS.items()
+            ],
+            language=language,
+            hints=dict(hints),
+            examples=examples,
+            avoid_names=list(avoid),
+        )
+        seed = None if self.seed is None else self.seed + index
+        return _Job(index, count, seed, ({"role": "user", "content": text},), language, dict(hints))
+
+    def _render(self, kind: str, locale: str | None, **variables: Any) -> str:
+        """Render the `kind` template of the generation prompts with the variables it declares."""
+        from profiles.errors import TemplateNotFoundError
+        from profiles.rendering.renderer import get_renderer
+        from profiles.rendering.templates import locale_chain
+
+        renderer = get_renderer(self.template_dirs)
+        tried = [f"{TEMPLATE_FOLDER}/{code}/{kind}.j2" for code in locale_chain(locale)]
+        for name in tried:
+            try:
+                compiled = renderer.load(name)
+                break
+            except TemplateNotFoundError:
+                continue
+        else:
+            roots = ", ".join(str(root) for root in renderer.roots)
+            raise TemplateNotFoundError(f"no {kind!r} prompt for the LLM factory; tried {', '.join(tried)} in {roots}")
+        return renderer.render(compiled, {name: variables[name] for name in compiled.declared if name in variables})
+
+    def _ask(self, messages: Sequence[Mapping[str, str]], seed: int | None) -> ChatReply:
+        return self.client.complete(messages, seed=seed, temperature=self.temperature)
+
+    def _run_batch(self, job: _Job) -> _BatchResult:
+        """Ask for one batch, then for fixes of what was invalid; runs on a worker thread."""
+        result = _BatchResult()
+        messages = list(job.messages)
+        where = f"batch {job.index}"
+        try:
+            reply = self._ask(messages, job.seed)
+        except ChatError as exc:
+            if exc.status in _FATAL_STATUSES:
+                raise
+            result.reasons.append(f"{where}: {exc}")
+            return result
+        for fix_round in range(self.max_fix_rounds + 1):
+            origin = Origin(
+                model=reply.model or self.model,
+                request_id=reply.request_id,
+                prompt_hash=prompt_hash(messages),
+                seed=job.seed,
+                batch=job.index,
+                fix_round=fix_round,
+            )
+            problem = ""
+            try:
+                parsed = parse_json_reply(reply.content)
+                objects = parsed.objects
+                for dropped in parsed.problems:
+                    logger.info("%s (request %s): %s", where, reply.request_id, dropped)
+            except FactoryError as exc:
+                objects, problem = [], exc.message
+            invalid: list[tuple[dict[str, Any], list[str]]] = []
+            for item in objects:
+                data, problems = _validate({**item, **job.hints})
+                if problems:
+                    invalid.append((item, problems))
+                else:
+                    result.candidates.append(_Candidate(data, origin))
+                    result.fixed += fix_round > 0
+            if fix_round == 0:
+                result.invalid += len(invalid)
+            if not invalid and not problem:
+                break
+            if fix_round == self.max_fix_rounds:
+                if problem:
+                    result.reasons.append(f"{where}: no usable reply after {fix_round} fix request(s): {problem}")
+                for _, problems in invalid:
+                    result.reasons.append(
+                        f"{where}: a persona was still invalid after {fix_round} fix request(s): {'; '.join(problems)}"
+                    )
+                break
+            wanted = len(invalid) or job.count
+            fix = self._render(
+                "fix",
+                job.language,
+                problem=problem,
+                invalid=[
+                    {"json": json.dumps(item, ensure_ascii=False, default=str), "problems": problems}
+                    for item, problems in invalid
+                ],
+                count=wanted,
+            )
+            messages = [
+                *messages,
+                {"role": "assistant", "content": reply.content},
+                {"role": "user", "content": fix},
+            ]
+            try:
+                reply = self._ask(messages, job.seed)
+            except ChatError as exc:
+                if exc.status in _FATAL_STATUSES:
+                    raise
+                result.reasons.append(f"{where}: fix request failed: {exc}")
+                break
+            finally:
+                result.fix_requests += 1
+        return result
+
+    def _build(
+        self,
+        profile_id: Any,
+        data: Mapping[str, Any],
+        origin: Origin,
+        hints: Mapping[str, str],
+        language: str | None,
+        model: str | None,
+    ) -> Profile:
+        from profiles.config import ProfileConfig
+
+        config = ProfileConfig.from_data(data, origin=str(origin))
+        return config.create_profile(profile_id, language=language, model=model, overrides=dict(hints))
+
+    def _exhausted(self, stats: GenerationStats, max_batches: int) -> FactoryError:
+        reasons = "; ".join(stats.reasons) or "the replies held fewer personas than asked for"
+        return FactoryError(
+            f"made {stats.made} of {stats.requested} persona(s) in {stats.batches} batch request(s) and "
+            f"{stats.fix_requests} fix request(s) (max_batches={max_batches}), "
+            f"{stats.duplicates} duplicate(s) dropped; the rest failed: {reasons}. "
+            "Raise max_batches, ask for fewer personas, or make the rules easier to follow."
+        )
+
+
+def _note(stats: GenerationStats, *reasons: str) -> None:
+    """Keep a few reasons of each run; the message that lists them must stay readable."""
+    room = MAX_REASONS - len(stats.reasons)
+    if room > 0:
+        stats.reasons.extend(reasons[:room])
+
+
+def _split(total: int, size: int) -> list[int]:
+    """Batch sizes that add up to `total`, each at most `size`: 12 by 5 is [5, 5, 2]."""
+    full, rest = divmod(total, size)
+    return [size] * full + ([rest] if rest else [])
+
+
+def _validate(item: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Return a generated object's fields as plain values, and every problem found in it.
+
+    Problems are phrased for the model: they are sent back in the fix request.
+    """
+    from profiles.config import ProfileConfig
+    from profiles.rendering.renderer import has_template_syntax
+
+    problems: list[str] = []
+    reported: set[str] = set()
+    data: dict[str, Any] = {}
+    for key, value in item.items():
+        if key not in GENERATED_FIELDS:
+            problems.append(f"field '{key}': not a persona field; use only {', '.join(GENERATED_FIELDS)}")
+            continue
+        if isinstance(value, str):
+            value = value.strip()
+        elif isinstance(value, list):
+            value = [entry.strip() if isinstance(entry, str) else entry for entry in value]
+            value = [entry for entry in value if entry != ""]
+        elif isinstance(value, Mapping):
+            # a mapping would be read as a dynamic field: a model must not choose providers or keys
+            kind = "a list of texts" if key in _LIST_FIELDS else "text"
+            problems.append(f"field '{key}': expected {kind}, got an object")
+            reported.add(key)
+            continue
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and has_template_syntax(text) for text in texts):
+            problems.append(f"field '{key}': holds template marks ({{{{, {{% or {{#); write plain text")
+            reported.add(key)
+            continue
+        if value in ("", [], None):
+            continue
+        data[key] = value
+    try:
+        ProfileConfig(**data)
+    except ConfigError as exc:
+        problems.extend(
+            f"field '{issue.field}': is required" if issue.code == "identity_missing" else str(issue)
+            for issue in exc.issues
+            if issue.field not in reported
+        )
+    if not problems and not normalise_name(data["name"]):
+        problems.append("field 'name': has no letters or digits; give a real name")
+    return data, problems
+
+
+def _example_data(example: Mapping[str, Any] | ProfileConfig, index: int) -> dict[str, Any]:
+    """An example persona as the plain generated fields the prompt shows.
+
+    Dynamic fields and texts holding template marks are left out: the model is asked for plain
+    text, and a provider's value may be a secret.
+    """
+    from profiles.config import ProfileConfig
+    from profiles.dynconfig import ConfigInfo
+
+    if isinstance(example, Mapping):
+        try:
+            example = ProfileConfig(**dict(example))
+        except ConfigError as exc:
+            raise ConfigError(
+                [
+                    ConfigIssue(issue.message, f"examples[{index}]" + (f".{issue.field}" if issue.field else ""))
+                    for issue in exc.issues
+                ]
+            ) from None
+    if not isinstance(example, ProfileConfig):
+        raise FactoryError(
+            f"example persona {index} is {type(example).__name__}; give a dict of fields or a ProfileConfig."
+        )
+    from profiles.rendering.renderer import has_template_syntax
+
+    data: dict[str, Any] = {}
+    for name in GENERATED_FIELDS:
+        value = getattr(example, name)
+        if value is None or isinstance(value, ConfigInfo):  # dynamic values are not shown to a model
+            continue
+        # template marks are left out: the prompt tells the model to write none
+        if isinstance(value, tuple):
+            value = [item for item in value if not has_template_syntax(item)]
+        elif has_template_syntax(value):
+            continue
+        if value:
+            data[name] = value
+    return data

@@ -1,0 +1,385 @@
+"""`profiles batch`: outputs, bad rows, resuming after a kill or Ctrl-C, shards, flat memory."""
+
+from __future__ import annotations
+
+import csv
+import gc
+import json
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from profiles import ProfileConfig, load_profile
+from profiles.batch import BatchError, BatchOptions, parse_shard, run_batch
+from profiles.cli import cli
+
+REPO = Path(__file__).resolve().parent.parent
+DATASETS = REPO / "profile_configs" / "datasets"
+EXAMPLE = [
+    "--from", str(DATASETS / "customers.csv"),
+    "--map", str(DATASETS / "customers.map.yaml"),
+    "--base", str(DATASETS / "support_agent.yaml"),
+]  # fmt: skip
+
+
+def make_customers(path: Path, rows: int) -> Path:
+    """A customers-like CSV of `rows` rows that the example mapping and base persona accept."""
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(["customer_id", "contact_name", "company", "segment", "language", "plan", "notes"])
+        for n in range(1, rows + 1):
+            writer.writerow(
+                [
+                    f"c-{n:06d}",
+                    f"Customer {n}",
+                    f"Company {n % 97}",
+                    ("SMB", "Enterprise")[n % 2],
+                    "zh" if n % 7 == 0 else "en",
+                    "premium",
+                    f"note {n}" if n % 3 else "",
+                ]
+            )
+    return path
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_example_dataset_to_jsonl_with_prompts(runner, tmp_path):
+    """The README example: the bundled dataset becomes twelve personas with their prompts."""
+    out = tmp_path / "personas.jsonl"
+    result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--render", "-q", "Where is my invoice?"])
+    assert result.exit_code == 0, result.output
+    assert f"wrote 12 persona(s) to {out}" in result.output
+    records = lines(out)
+    assert [record["id"] for record in records] == [f"c-{n:03d}" for n in range(1, 13)]
+    first = records[0]
+    assert first["row"] == 1 and first["persona"]["name"] == "Support agent for Ada Byron"
+    assert first["prompts"]["user"] == "Question: Where is my invoice?"
+    assert "You are Support agent for Ada Byron." in first["prompts"]["system"]
+    # every persona written is a valid persona again
+    for record in records:
+        assert ProfileConfig(**record["persona"]).create_profile().get_name() == record["persona"]["name"]
+
+
+def test_folder_output_is_loadable_personas(runner, tmp_path):
+    """A folder output holds one persona file per row, each loadable, and prompts beside it."""
+    out = tmp_path / "personas"
+    result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--render"])
+    assert result.exit_code == 0, result.output
+    assert len(list(out.glob("*.yaml"))) == 12 and len(list(out.glob("*.prompts.json"))) == 12
+    profile = load_profile(out / "c-005.yaml").create_profile()
+    assert profile.get_name() == "Support agent for 李白" and "请始终使用简体中文回答" in profile.format_system_prompt()
+    prompts = json.loads((out / "c-005.prompts.json").read_text(encoding="utf-8"))
+    assert prompts["system"] == profile.format_system_prompt()
+    assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
+
+
+def test_secret_fields_are_written_as_their_definition(runner, tmp_path, write, monkeypatch):
+    """A secret field's value never reaches the output; its provider and key do."""
+    monkeypatch.setenv("AGENT_SECRET_NAME", "Hunter2")
+    base = write("base.yaml", "name: {key: AGENT_SECRET_NAME, secret: true, default: x}\nrole: R\n")
+    source = write("rows.csv", "goal\nHelp\n")
+    out = tmp_path / "o.jsonl"
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--base", str(base), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "Hunter2" not in out.read_text(encoding="utf-8")
+    assert lines(out)[0]["persona"]["name"] == {"key": "AGENT_SECRET_NAME", "provider": "env", "secret": True}
+
+
+BAD_ROWS = "id,name,role\n1,Ada,Analyst\n2,,Admiral\n3,Alan\n4,Grace,Hopper\n"
+
+
+def test_bad_row_stops_the_batch_with_its_row_number(runner, tmp_path, write):
+    """--on-error raise (the default): exit 2 at the first bad row, naming file line, row and column."""
+    source = write("people.csv", BAD_ROWS)
+    out = tmp_path / "o.jsonl"
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(out)])
+    assert result.exit_code == 2
+    assert f"Error: {source}:3: row 2, column 'name': is required" in result.output
+    assert [record["id"] for record in lines(out)] == [1]  # the good row before it is kept
+
+
+def test_collect_lists_every_bad_row_and_writes_them(runner, tmp_path, write):
+    """--on-error collect: good rows are written, each bad row is listed and saved, exit 2."""
+    source = write("people.csv", BAD_ROWS)
+    out = tmp_path / "o.jsonl"
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(out), "--on-error", "collect"])
+    assert result.exit_code == 2
+    assert f"{source}:3: row 2, column 'name'" in result.output
+    assert f"{source}:4: row 3: has 2 cells but the header has 3" in result.output
+    assert "2 bad row(s) were left out" in result.output
+    assert [record["row"] for record in lines(out)] == [1, 4]
+    errors = lines(tmp_path / "o.errors.jsonl")
+    assert [(error["row"], error["line"], error["column"]) for error in errors] == [
+        (2, 3, "name"),
+        (3, 4, None),
+    ]
+
+
+def test_skip_leaves_bad_rows_out_and_succeeds(runner, tmp_path, write):
+    """--on-error skip: exit 0, bad rows counted in the summary."""
+    source = write("people.csv", BAD_ROWS)
+    out = tmp_path / "o.jsonl"
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(out), "--on-error", "skip"])
+    assert result.exit_code == 0 and "left out 2 bad row(s)" in result.output
+    assert len(lines(out)) == 2 and not (tmp_path / "o.errors.jsonl").exists()
+
+
+def test_render_failure_is_a_row_issue(runner, tmp_path, write):
+    """A row whose prompt cannot render (a variable nobody gives) is a bad row like any other."""
+    base = write("base.yaml", "name: A\nrole: R\ngoal: 'Serve {{ company }}'\n")
+    source = write("rows.csv", "company\nAcme\n\n")
+    source.write_text('company\nAcme\n""\n', encoding="utf-8")
+    out = tmp_path / "o.jsonl"
+    args = [
+        "batch",
+        "--from",
+        str(source),
+        "--base",
+        str(base),
+        "--map",
+        str(write("m.yaml", "fields:\n  variables.company: company\n")),
+        "--out",
+        str(out),
+        "--render",
+        "--on-error",
+        "collect",
+    ]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and "row 2" in result.output and "company" in result.output
+    assert len(lines(out)) == 1
+
+
+def test_existing_output_needs_resume_or_force(runner, tmp_path):
+    """A second run into the same output is refused unless told to resume or start over."""
+    out = tmp_path / "o.jsonl"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)]).exit_code == 0
+    again = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert again.exit_code == 2 and "--resume" in again.output and "--force" in again.output
+    done = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--resume"])
+    assert done.exit_code == 0 and "already complete" in done.output
+    forced = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--force"])
+    assert forced.exit_code == 0 and len(lines(out)) == 12
+    changed = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--resume", "--render"])
+    assert changed.exit_code == 2 and "the render changed" in changed.output
+
+
+def _interrupt_at(row: int):
+    def progress(done: int, total: int | None) -> None:
+        if done == row:
+            raise KeyboardInterrupt
+
+    return progress
+
+
+@pytest.mark.parametrize("folder", [False, True], ids=["jsonl", "folder"])
+def test_interrupted_and_resumed_equals_uninterrupted(tmp_path, folder):
+    """Ctrl-C mid-chunk, then resume: exactly the rows of a run that was never stopped."""
+    source = make_customers(tmp_path / "c.csv", 634)
+    name = "out" if folder else "out.jsonl"
+    common = {
+        "source": source,
+        "mapping": DATASETS / "customers.map.yaml",
+        "base": DATASETS / "support_agent.yaml",
+        "chunk_rows": 100,
+        "chunk_seconds": 60,
+    }
+    whole = run_batch(BatchOptions(out=tmp_path / "whole" / name, **common))
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(BatchOptions(out=tmp_path / "cut" / name, **common), _interrupt_at(255))
+    if not folder:  # a torn last line, as a kill in the middle of a write leaves
+        with open(tmp_path / "cut" / name, "ab") as file:
+            file.write(b'{"id": "c-0005')
+    resumed = run_batch(BatchOptions(out=tmp_path / "cut" / name, resume=True, **common))
+    assert resumed.resumed_from == 200 and resumed.complete and resumed.written == whole.written == 634
+    if folder:
+        names = sorted(path.name for path in (tmp_path / "whole" / name).iterdir() if path.suffix == ".yaml")
+        assert names == sorted(path.name for path in (tmp_path / "cut" / name).iterdir() if path.suffix == ".yaml")
+        assert len(names) == 634
+    else:
+        assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes()
+
+
+def _wait_for_rows(checkpoint: Path, rows: int, child: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(checkpoint.read_text())["rows_done"] >= rows:
+                return
+        except (OSError, ValueError):
+            pass
+        assert child.poll() is None, "the batch finished before it could be interrupted; use more rows"
+        time.sleep(0.01)
+    raise AssertionError("no progress within 60 s")
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_cli_resumes_to_the_same_output(tmp_path, how):
+    """A real `profiles batch` killed mid-way, then run with --resume, equals an uninterrupted run."""
+    source = make_customers(tmp_path / "c.csv", 5000)
+    args = [
+        sys.executable,
+        "-m",
+        "profiles",
+        "batch",
+        "--from",
+        str(source),
+        "--map",
+        str(DATASETS / "customers.map.yaml"),
+        "--base",
+        str(DATASETS / "support_agent.yaml"),
+        "--quiet",
+    ]
+    whole, cut = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl"
+    subprocess.run([*args, "--out", str(whole)], check=True, cwd=REPO)
+    child = subprocess.Popen([*args, "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    _wait_for_rows(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
+    child.send_signal(how)
+    _, stderr = child.communicate(timeout=60)
+    if how == signal.SIGINT:
+        assert child.returncode == 130 and "--resume" in stderr
+    else:
+        assert child.returncode == -signal.SIGKILL
+    assert cut.stat().st_size < whole.stat().st_size
+    resumed = subprocess.run([*args, "--out", str(cut), "--resume"], cwd=REPO, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert cut.read_bytes() == whole.read_bytes()
+
+
+def test_shards_together_equal_the_whole(runner, tmp_path):
+    """Shards 0/3, 1/3 and 2/3 hold every persona of the whole run exactly once."""
+    source = make_customers(tmp_path / "c.csv", 300)
+    base = [
+        "batch",
+        "--from",
+        str(source),
+        "--map",
+        str(DATASETS / "customers.map.yaml"),
+        "--base",
+        str(DATASETS / "support_agent.yaml"),
+    ]
+    assert runner.invoke(cli, [*base, "--out", str(tmp_path / "all.jsonl")]).exit_code == 0
+    parts = []
+    for index in range(3):
+        out = tmp_path / f"part{index}.jsonl"
+        assert runner.invoke(cli, [*base, "--out", str(out), "--shard", f"{index}/3"]).exit_code == 0
+        parts.append(lines(out))
+    assert all(parts)
+    whole = {record["id"]: record for record in lines(tmp_path / "all.jsonl")}
+    merged = [record for part in parts for record in part]
+    assert len(merged) == len(whole) == 300
+    assert {record["id"]: record for record in merged} == whole
+
+
+def test_conflicting_options_are_usage_errors(runner, tmp_path):
+    """--resume with --force, or --question without --render, is refused before any work."""
+    out = str(tmp_path / "o.jsonl")
+    both = runner.invoke(cli, ["batch", *EXAMPLE, "--out", out, "--resume", "--force"])
+    assert both.exit_code == 2 and "pass one of them" in both.output
+    question = runner.invoke(cli, ["batch", *EXAMPLE, "--out", out, "--question", "Hi"])
+    assert question.exit_code == 2 and "add --render" in question.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_bad_shard_is_a_usage_error(runner, tmp_path):
+    """--shard must be I/N with I < N."""
+    result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(tmp_path / "o.jsonl"), "--shard", "3/3"])
+    assert result.exit_code == 2 and "0 <= I < N" in result.output
+    assert parse_shard(" 1 / 4 ") == (1, 4)
+
+
+def test_duplicate_ids_in_folder_output_are_bad_rows(runner, tmp_path, write):
+    """Two rows with one id would share a file; the second is reported instead of overwriting."""
+    source = write("p.csv", "id,name,role\na,Ada,Analyst\na,Bob,Builder\n")
+    out = tmp_path / "personas"
+    result = runner.invoke(
+        cli,
+        [
+            "batch",
+            "--from",
+            str(source),
+            "--map",
+            str(write("m.yaml", "id: id\n")),
+            "--out",
+            str(out),
+            "--on-error",
+            "collect",
+        ],
+    )
+    assert result.exit_code == 2 and "row 2" in result.output and "already wrote a.yaml" in result.output
+    assert load_profile(out / "a.yaml").name == "Ada"
+
+
+def test_out_must_be_jsonl_or_a_folder(tmp_path):
+    """An --out that looks like another file type is refused rather than made a folder."""
+    with pytest.raises(BatchError, match=r"\.jsonl"):
+        run_batch(BatchOptions(source=DATASETS / "customers.csv", out=tmp_path / "o.json"))
+
+
+def _peak(source: Path, out: Path) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run_batch(
+            BatchOptions(
+                source=source,
+                out=out,
+                mapping=DATASETS / "customers.map.yaml",
+                base=DATASETS / "support_agent.yaml",
+                chunk_rows=100,
+            )
+        )
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_does_not_grow_with_the_dataset(tmp_path):
+    """Peak traced memory for 10x the rows stays within a small bound of the smaller run's."""
+    small = make_customers(tmp_path / "small.csv", 500)
+    large = make_customers(tmp_path / "large.csv", 5_000)
+    _peak(make_customers(tmp_path / "warm.csv", 50), tmp_path / "warm.jsonl")  # imports, compiled templates
+    small_peak = _peak(small, tmp_path / "small.jsonl")
+    large_peak = _peak(large, tmp_path / "large.jsonl")
+    assert large_peak < small_peak * 1.25 + 128 * 1024, (small_peak, large_peak)
+
+
+def test_shards_can_share_one_folder(runner, tmp_path):
+    """Three shards writing into one folder give the same persona files as one whole run."""
+    whole, shared = tmp_path / "whole", tmp_path / "shared"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(whole)]).exit_code == 0
+    for index in range(3):
+        result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(shared), "--shard", f"{index}/3"])
+        assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in shared.glob(".checkpoint-*")) == [
+        ".checkpoint-0of3.json",
+        ".checkpoint-1of3.json",
+        ".checkpoint-2of3.json",
+    ]
+
+    def personas(folder: Path) -> dict[str, dict]:
+        return {path.name: load_profile(path).model_dump(exclude={"factory"}) for path in folder.glob("*.y*")}
+
+    assert len(personas(whole)) == 12 and personas(shared) == personas(whole)
+
+
+def test_written_persona_keeps_tools_and_loads_again(runner, tmp_path, write):
+    """A base persona's tools are written with each persona, which validates as a persona again."""
+    base = write(
+        "base.yaml",
+        "name: A\nrole: R\ntools:\n  - name: search\n    description: Search the web\n"
+        "    parameters: {type: object, properties: {q: {type: string}}}\n",
+    )
+    source = write("rows.csv", "name\nAda\n")
+    out = tmp_path / "o.jsonl"
+    assert runner.invoke(cli, ["batch", "--from", str(source), "--base", str(base), "--out", str(out)]).exit_code == 0
+    persona = lines(out)[0]["persona"]
+    assert persona["tools"][0]["name"] == "search"
+    assert [tool.name for tool in ProfileConfig(**persona).tools] == ["search"]
