@@ -128,3 +128,13 @@ def test_ordinary_templates_still_render():
     assert text == (
         "  ab  |a\n  b|a b\nc|bb|1,2|00007|   x|x1|1024|[1, 1, 1]|1-2|[1, 2]|{\"a\": 1}|3|[0, 1, 2]|ab..."
     )
+
+
+def test_readme_security_example():
+    """The README's example error reads as the README shows it."""
+    renderer = Renderer([])
+    with pytest.raises(RenderError) as caught:
+        renderer.render(renderer.compile("{{ 'a' * 99999 * 99999 }}", "greeting"), {})
+    assert str(caught.value).startswith(
+        "template 'greeting' line 1: LimitExceeded: an operation would build over 1000000"
+    )
