@@ -24,7 +24,7 @@ import yaml
 from .config import ProfileConfig
 from .errors import ConfigError, ConfigIssue
 
-__all__ = ["MAX_FILE_BYTES", "PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles"]
+__all__ = ["MAX_FILE_BYTES", "PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles", "safe_load"]
 
 #: Largest persona file read, in bytes; personas are small and a huge file is a mistake or an attack.
 MAX_FILE_BYTES = 2_000_000
@@ -95,6 +95,29 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                     )
                 )
         return mapping
+
+
+class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader with the alias-expansion and depth bounds of persona files."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _measure(node)
+        return super().construct_document(node)
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
+
+    libyaml when present, with alias expansions and nesting bounded as in persona files; every
+    failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise yaml.YAMLError(f"nested too deeply to read; keep nesting under {MAX_YAML_DEPTH} levels") from None
+    finally:
+        loader.dispose()
 
 
 def _key_identity(key: str) -> str:

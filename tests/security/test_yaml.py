@@ -151,3 +151,24 @@ def test_loading_stays_within_one_and_a_half_times_bare_libyaml():
         bare.append(timeit.timeit(lambda: yaml.load(text, Loader=yaml.CSafeLoader), number=50))
         ours.append(timeit.timeit(lambda: _documents(text, "p.yaml"), number=50))
     assert min(ours) < min(bare) * 1.5, (min(ours), min(bare))
+
+
+def test_other_yaml_files_are_bounded_too():
+    """Family rules, mapping and store files load through the same bounds, as YAML errors."""
+    from profiles.loader import safe_load
+
+    assert safe_load("a: [1, 2]\n") == {"a": [1, 2]}
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    for text in ("\n".join(lines), "a: " + "[" * 500 + "]" * 500):
+        with pytest.raises(yaml.YAMLError):
+            safe_load(text)
+
+
+def test_family_rules_with_deep_nesting_are_a_config_error(tmp_path):
+    from profiles.rendering.families import load_family_rules
+
+    (tmp_path / "families.yaml").write_text("rules: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="families.yaml"):
+        load_family_rules([tmp_path])
