@@ -442,6 +442,45 @@ def _namespace(*args: Any, **kwargs: Any) -> Namespace:
     return value
 
 
+#: Methods of str, bytes and int whose result can be far bigger than their inputs.
+_SIZED_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "replace", "join", "translate"}) | {
+    "to_bytes"
+}
+
+
+def _check_method(method: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """Refuse a call of a sized method whose result would pass the value bound; returns the args to use."""
+    owner, name = method.__self__, method.__name__
+    if not isinstance(owner, (str, bytes, int)):
+        return args
+    budget = _budget()
+    first = args[0] if args else next(iter(kwargs.values()), None)
+    if name in ("center", "ljust", "rjust", "zfill", "to_bytes"):
+        budget.build(_width(first, f"{name} width") if isinstance(first, int) else 0)
+    elif name == "expandtabs" and isinstance(owner, (str, bytes)):
+        size = first if isinstance(first, int) else 8
+        budget.build(len(owner) + owner.count("\t" if isinstance(owner, str) else b"\t") * abs(size))
+    elif name == "replace" and len(args) >= 2 and isinstance(owner, (str, bytes)):
+        old, new = args[0], args[1]
+        hits = len(owner) + 1 if not old else owner.count(old)
+        budget.build(len(owner) + hits * max(0, _size(new) - _size(old)))
+    elif name == "join" and args and isinstance(owner, (str, bytes)):
+        items = list(args[0])
+        budget.build(_deep_size(items) + len(items) * len(owner))
+        return (items, *args[1:])
+    elif name == "translate" and isinstance(owner, str) and isinstance(first, dict):
+        longest = max((len(value) for value in first.values() if isinstance(value, str)), default=1)
+        budget.build(len(owner) * max(1, longest))
+    return args
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(value)
+    except TypeError:
+        return 0
+
+
 class _BoundedCodeGenerator(CodeGenerator):
     """Jinja's code generator, with no evaluation at compile time and `~` through a size check."""
 
@@ -564,6 +603,8 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
             budget.step()
         if not __self.is_safe_callable(__obj):
             raise SecurityError(f"{__obj!r} is not safely callable")
+        if __obj.__class__ is BuiltinMethodType and __obj.__name__ in _SIZED_METHODS:
+            args = _check_method(__obj, args, kwargs)
         if __obj.__class__ is not Macro:
             return __context.call(__obj, *args, **kwargs)
         if budget.depth >= MAX_MACRO_DEPTH:

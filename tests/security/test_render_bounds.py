@@ -37,6 +37,15 @@ HOSTILE = [
     "{{ range(10**9)|list }}",
     "{{ (['x' * 1000000] * 1000)|join }}",
     "{% set a = ['x' * 1000] * 1000 %}{{ ([a] * 1000)|tojson }}",
+    # str and int methods that take a width or grow their input
+    "{{ 'a'.ljust(999999999) }}",
+    "{{ 'a'.center(999999999) }}",
+    "{{ 'a'.zfill(999999999) }}",
+    "{{ ('\t' * 100000).expandtabs(999999) }}",
+    "{{ ('a' * 100000).replace('a', 'a' * 100000) }}",
+    "{{ ('x' * 1000000).join(['a'] * 1000000) }}",
+    "{{ ('a' * 1000000).translate({97: 'b' * 1000000}) }}",
+    "{{ (1).to_bytes(999999999, 'big') }}",
     # values shared many times print as huge texts
     "{% set a = ['x' * 1000] * 1000 %}{% set b = [a] * 1000 %}{{ b }}",
     "{% set a = ['x' * 100000] %}{% set b = [a,a,a,a,a,a,a,a,a,a] %}{% set c = [b,b,b,b,b,b,b,b,b,b] %}"
@@ -122,11 +131,13 @@ def test_ordinary_templates_still_render():
         "{{ 'ab'|center(6) }}|{{ 'a\\nb'|indent(2) }}|{{ 'a b c'|wordwrap(3) }}|{{ 'aa'|replace('a', 'b') }}|"
         "{{ [1, 2]|join(',') }}|{{ '%05d' % 7 }}|{{ '{:>4}'.format('x') }}|{{ 'x' ~ 1 }}|{{ 2 ** 10 }}|"
         "{{ [1] * 3 }}|{{ '%s-%s'|format(1, 2) }}|{{ [[1], [2]]|sum(start=[]) }}|{{ {'a': 1}|tojson }}|"
-        "{% for a, b in [(1, 2)] %}{{ a + b }}{% endfor %}|{{ range(3)|list }}|{{ 'abcdef'|truncate(5, leeway=0) }}"
+        "{% for a, b in [(1, 2)] %}{{ a + b }}{% endfor %}|{{ range(3)|list }}|{{ 'abcdef'|truncate(5, leeway=0) }}|"
+        "{{ ', '.join(['a', 'b']) }}|{{ '7'.zfill(3) }}|{{ 'aa'.replace('a', 'b') }}"
     )
     text = renderer.render(renderer.compile(source, "t"), {})
     assert text == (
-        "  ab  |a\n  b|a b\nc|bb|1,2|00007|   x|x1|1024|[1, 1, 1]|1-2|[1, 2]|{\"a\": 1}|3|[0, 1, 2]|ab..."
+        "  ab  |a\n  b|a b\nc|bb|1,2|00007|   x|x1|1024|[1, 1, 1]|1-2|[1, 2]|{\"a\": 1}|3|[0, 1, 2]|ab...|"
+        "a, b|007|bb"
     )
 
 
