@@ -102,10 +102,11 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
 
 def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:
     """Render one kind; report missing variables, secrets and errors. Returns the variables it uses."""
+    own = ("templates",) if kind in profile.templates else ()  # its own template: point at `templates:`
     try:
         plan = profile._plan(kind)
     except ProfilesError as exc:
-        issue(f"{kind} prompt: {exc.message}")
+        issue(f"{kind} prompt: {exc.message}", *own)
         return set()
     placeholders: dict[str, Any] = {}
     sources: list[tuple[Any, tuple[str, ...]]] = [(plan.compiled, ())]
@@ -122,7 +123,7 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
             issue(
                 f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
                 f"add it under 'samples:' (or 'variables:' for a default)",
-                *path,
+                *(path or own),
             )
             placeholders[name] = f"<{name}>"
     for name in plan.secret:
@@ -139,7 +140,7 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
     except SecretError as exc:
         issue(f"{kind} prompt: {exc.message}")
     except ProfilesError as exc:
-        issue(f"{kind} prompt: {exc.message}")
+        issue(f"{kind} prompt: {exc.message}", *own)
     return set(plan.used)
 
 

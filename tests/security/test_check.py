@@ -56,9 +56,9 @@ def test_seeded_mistakes_are_all_reported_in_one_run(seeded, runner):
     out = result.output
     assert f"{seeded}/missing.yaml:3" in out and "'agents'" in out
     assert f"{seeded}/unused.yaml:3" in out and "sample 'agnets'" in out and "sample 'colour'" in out
-    assert "broken.yaml" in out and "system prompt" in out
-    assert "failing.yaml" in out and "ZeroDivisionError" in out
-    assert "leaky.yaml" in out and "secret" in out and SECRET not in out
+    assert f"{seeded}/broken.yaml:3" in out and "system prompt" in out
+    assert f"{seeded}/failing.yaml:3" in out and "ZeroDivisionError" in out
+    assert f"{seeded}/leaky.yaml:1" in out and "secret" in out and SECRET not in out
     assert f"{seeded}/invalid.yaml:3:1" in out and "duplicate key" in out
     for name in ("planner", "summarizer", "analyst_zh"):
         assert f"ok {seeded}/{name}.yaml" in out
