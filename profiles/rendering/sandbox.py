@@ -498,7 +498,24 @@ class _BoundedCodeGenerator(CodeGenerator):
             return finalize.const(node.value)  # type: ignore[no-any-return]
         raise nodes.Impossible()
 
+    # Output into a buffer (a macro, a `{% set %}` or `{% filter %}` block, a call block) never
+    # reaches the render's output cap, so it is charged to the characters a render may build.
+    _buffered = False
+
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
+        self._buffered = frame.buffer is not None
+        try:
+            super().visit_Output(node, frame)
+        finally:
+            self._buffered = False
+
+    def _output_const_repr(self, group: Iterable[Any]) -> str:
+        text = super()._output_const_repr(group)
+        return f"environment.charge({text})" if self._buffered else text
+
     def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if frame.buffer is not None:
+            self.write("environment.charge(")
         # a filter that returns text needs no finalize: it cannot print a container or a function
         if isinstance(node, nodes.Filter) and node.name in _TEXT_FILTERS and not frame.eval_ctx.volatile:
             self.write("str(")
@@ -510,6 +527,8 @@ class _BoundedCodeGenerator(CodeGenerator):
             self.write(")")
         else:
             super()._output_child_post(node, frame, finalize)
+        if frame.buffer is not None:
+            self.write(")")
 
     def visit_List(self, node: nodes.List, frame: Frame) -> None:
         self._checked_container(node, frame, super().visit_List)
@@ -629,6 +648,14 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
             return wrapped(*args, **kwargs)  # type: ignore[no-any-return]
 
         return checked
+
+    def charge(self, text: str) -> str:
+        """Text written into a buffer (macro, block), charged to the characters a render may build."""
+        budget = current_budget.get() or RenderBudget(_FALLBACK_SECONDS)
+        budget.chars -= len(text)
+        if budget.chars < 0:
+            raise LimitExceeded(f"the render built over {MAX_BUILT_CHARS} characters in all")
+        return text
 
     def container(self, value: Any) -> Any:
         """A list, tuple or dict a template built, refused if it would print too big."""

@@ -62,6 +62,15 @@ HOSTILE = [
     "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}",
     "{% for x in [[1]] recursive %}{{ loop([x]) }}{% endfor %}",
     "{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}",
+    # output into buffers (macros, set and filter blocks), which the output cap does not see
+    "{% set x %}{% for i in range(100000) %}" + "y" * 50000 + "{% endfor %}{% endset %}{{ x|length }}",
+    "{% macro m() %}{% for i in range(100000) %}" + "y" * 50000 + "{% endfor %}{% endmacro %}{{ m()|length }}",
+    "{% filter upper %}{% for i in range(100000) %}" + "y" * 50000 + "{% endfor %}{% endfilter %}",
+    "{% set x %}{% for i in range(100000) %}{{ big }}{% endfor %}{% endset %}{{ x|length }}".replace(
+        "{{ big }}", "{{ 'z' ~ 'y' * 900000 }}"
+    ),
+    "{% macro m() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+    "{% call m() %}{% for i in range(100000) %}" + "y" * 10000 + "{% endfor %}{% endcall %}",
     # sources that strain the compile step
     "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}",
     "{{ " + " + ".join(["1"] * 30000) + " }}",
