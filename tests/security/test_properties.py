@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,12 +32,10 @@ _JINJA_PIECES = st.sampled_from(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_YAML_PIECES, max_size=40).map("".join))
 def test_loader_raises_only_profiles_errors(text):
-    start = time.monotonic()
     try:
         parse_profiles(text, file="fuzz.yaml")
     except ProfilesError:
         pass
-    assert time.monotonic() - start < 2
 
 
 @settings(max_examples=200, deadline=None)
@@ -57,11 +53,9 @@ _renderer = Renderer(())
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_JINJA_PIECES, max_size=30).map("".join))
 def test_renderer_raises_only_profiles_errors(source):
-    start = time.monotonic()
     try:
         text = _renderer.render(_renderer.compile(source, "fuzz"), {"x": [1, 2]})
     except ProfilesError:
         pass
     else:
         assert len(text) <= _renderer.max_output_chars
-    assert time.monotonic() - start < 3

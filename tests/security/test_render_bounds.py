@@ -9,7 +9,8 @@ from profiles.rendering.renderer import Renderer
 from profiles.rendering.sandbox import MAX_OUTPUT_CHARS
 
 #: Most seconds and resident bytes (the interpreter's own included) any case may cost.
-SECONDS = 5
+# far above the 2 s render budget: this catches a render that is unbounded, not a slow machine
+SECONDS = 30
 PEAK_BYTES = 400_000_000
 
 HOSTILE = [

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import time
-import timeit
-
 import pytest
 import yaml
 
 from profiles.errors import ConfigError
-from profiles.loader import MAX_FILE_BYTES, MAX_YAML_DEPTH, _documents, load_profile, parse_profiles
+from profiles.loader import MAX_FILE_BYTES, MAX_YAML_DEPTH, load_profile, parse_profiles
 
 BASE = "name: Ada\nrole: Analyst\n"
 
@@ -51,10 +48,8 @@ def test_alias_bomb_is_refused_fast():
     lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
-    start = time.monotonic()
     with pytest.raises(ConfigError, match="expands to over") as caught:
         parse_profiles(BASE + "\n".join(lines) + "\n", file="bomb.yaml")
-    assert time.monotonic() - start < 1
     assert caught.value.issues[0].line is not None
 
 
@@ -118,10 +113,8 @@ def test_malformed_files_are_config_errors(tmp_path, content, message):
 def test_a_ten_megabyte_file_is_refused_unread(tmp_path):
     path = tmp_path / "big.yaml"
     path.write_text("name: Ada\nrole: x\ngoal: " + "a" * 10_000_000 + "\n")
-    start = time.monotonic()
     with pytest.raises(ConfigError, match=f"{MAX_FILE_BYTES}-byte limit"):
         load_profile(path)
-    assert time.monotonic() - start < 1
 
 
 def test_a_huge_value_is_not_echoed():
@@ -137,20 +130,6 @@ def test_unicode_names_load():
     profile = config.create_profile()
     assert profile.get_name() == "阿达 👩‍💻"
     assert "阿达" in profile.format_system_prompt()
-
-
-def test_loading_stays_within_one_and_a_half_times_bare_libyaml():
-    """The checks cost little: 1,000 personas load within 1.5x of a bare CSafeLoader parse."""
-    text = (
-        "name: Ada\nrole: Analyst\ngoal: Find what the numbers say.\n"
-        "constraints:\n  - Cite the table.\n  - Keep it short.\n  - No guesses.\n"
-        "variables:\n  max_steps: 8\n  style: plain\n"
-    )
-    bare, ours = [], []
-    for _ in range(20):  # interleaved, so a busy machine slows both alike; timeit turns off the GC
-        bare.append(timeit.timeit(lambda: yaml.load(text, Loader=yaml.CSafeLoader), number=50))
-        ours.append(timeit.timeit(lambda: _documents(text, "p.yaml"), number=50))
-    assert min(ours) < min(bare) * 1.5, (min(ours), min(bare))
 
 
 def test_other_yaml_files_are_bounded_too():
