@@ -32,6 +32,7 @@ from .errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
+    "CheckReport": "check",
     "ConfigInfo": "dynconfig",
     "ConfigProvider": "providers.base",
     "Context": "context",
@@ -56,6 +57,7 @@ _LAZY = {
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
+    "check_paths": "check",
     "explain": "provenance",
     "load_profile": "loader",
     "load_profiles": "loader",
@@ -67,6 +69,7 @@ _LAZY = {
 
 __all__ = [
     "BatchError",
+    "CheckReport",
     "CompositeProfileFactory",
     "ConfigError",
     "ConfigInfo",
@@ -107,6 +110,7 @@ __all__ = [
     "UnknownModelWarning",
     "UnknownProviderError",
     "__version__",
+    "check_paths",
     "explain",
     "load_mapping",
     "load_profile",

@@ -30,14 +30,41 @@ class ProfilesCommandError(click.ClickException):
         self.exit_code = error.exit_code
 
 
+class InternalError(click.ClickException):
+    """A fault of ours shown as one line with a hint to report it; exit status 1."""
+
+    exit_code = 1
+
+    def __init__(self, error: BaseException) -> None:
+        text = " ".join(str(error).split())
+        if len(text) > 200:
+            text = text[:199] + "…"
+        super().__init__(
+            f"internal error: {type(error).__name__}: {text or 'no message'}. Please report it; "
+            "set PROFILES_DEBUG=1 to see the traceback."
+        )
+
+
 class ProfilesGroup(click.Group):
-    """Turns every `ProfilesError` a subcommand raises into a clean message and exit status."""
+    """Turns every error a subcommand raises into a clean message and exit status.
+
+    A `ProfilesError` is the user's to fix (its own status, 2); anything else is a fault of ours:
+    one line and status 1, with the traceback only when `PROFILES_DEBUG=1`.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
+        import os
+
         try:
             return super().invoke(ctx)
         except ProfilesError as error:
             raise ProfilesCommandError(error) from None
+        except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
+            raise
+        except Exception as error:  # MemoryError and RecursionError included
+            if os.environ.get("PROFILES_DEBUG") == "1":
+                raise
+            raise InternalError(error) from None
 
 
 def _parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -59,6 +86,7 @@ def cli() -> None:
     Examples:
       profiles render profile_configs/summarizer.yaml --question "Summarize this"
       profiles validate profile_configs/
+      profiles check profile_configs/
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
@@ -191,6 +219,24 @@ def validate(paths: tuple[Path, ...]) -> None:
         raise ConfigError(problems)
     if not checked:
         raise ConfigError("no persona files (*.yaml, *.yml) found; name a file or a folder that holds some")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+def check(paths: tuple[Path, ...]) -> None:
+    """Load and render every persona in PATHS with its samples; list every problem, exit 2 if any.
+
+    \b
+    Example:
+      profiles check profile_configs/
+    """
+    from .check import check_paths
+
+    report = check_paths(paths)
+    for file in report.checked:
+        click.echo(f"ok {file}")
+    if not report.ok:
+        raise ConfigError(report.issues)
 
 
 @cli.command()

@@ -264,6 +264,8 @@ class _PersonaFields(BaseModel):
     avatar: Text = None
     templates: dict[str, TemplateSource] = Field(default_factory=dict)
     variables: dict[str, Any] = Field(default_factory=dict)
+    #: Sample values `profiles check` renders with: variable → value, or prompt kind → {variable: value}.
+    samples: dict[str, Any] = Field(default_factory=dict)
     tools: Annotated[tuple[Any, ...], BeforeValidator(_tool_list)] = ()
     requires_resources: bool = False
     template_roots: Annotated[tuple[Path, ...], BeforeValidator(_template_roots)] = ()
@@ -311,6 +313,21 @@ class _PersonaFields(BaseModel):
             return {}
         if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
             raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
+        return value
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _check_samples(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+            raise PydanticCustomError(
+                "samples_type", "expected a mapping of variable name to sample value, or prompt kind to such a mapping"
+            )
+        for key, item in value.items():
+            if isinstance(item, Mapping) and not all(isinstance(name, str) for name in item):
+                raise PydanticCustomError("samples_type", "samples for {kind} must map variable names to values",
+                                          {"kind": key})
         return value
 
     @field_validator("allow_secrets", mode="before")
@@ -386,6 +403,7 @@ class ProfileConfig(_PersonaFields):
     _overlay_sources: Mapping[str, str] = PrivateAttr(default_factory=dict)
     # worked out on first use: the literal fields and the names of the dynamic ones
     _split: tuple[Mapping[str, Resolved], tuple[str, ...]] | None = PrivateAttr(default=None)
+    _literal: bool | None = PrivateAttr(default=None)
     # profiles of a persona without dynamic fields, by (language, model, template roots)
     _built: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
@@ -490,7 +508,7 @@ class ProfileConfig(_PersonaFields):
         """A copy with `update` applied; what was worked out for this config is not carried over."""
         made = super().model_copy(update=update, deep=deep)
         private = made.__pydantic_private__
-        private.update(_split=None, _built={}, _overlaid={})
+        private.update(_split=None, _literal=None, _built={}, _overlaid={})
         return made
 
     @property
@@ -547,13 +565,17 @@ class ProfileConfig(_PersonaFields):
             ConfigError: an override names an unknown field.
             RenderError: a field's template syntax does not parse.
         """
-        from .profile import build_profile
-        from .providers.env import check_deployment
-
         deployment = deployment if deployment is not None else os.environ.get("PROFILES_DEPLOYMENT") or None
         if deployment is not None:
+            from .providers.env import check_deployment
+
             check_deployment(deployment)
         config = self.for_deployment(deployment)
+        roots = (*config.template_roots, *_env_template_roots())
+        if not overrides and config._is_literal():
+            return config._literal_profile(profile_id, language, model, deployment, roots)
+        from .profile import build_profile
+
         context = Context(
             language=language,
             model=model,
@@ -561,10 +583,6 @@ class ProfileConfig(_PersonaFields):
             base_dir=self._base_dir,
             overrides=dict(overrides or {}),
         )
-        roots = (*config.template_roots, *_env_template_roots())
-        from_store = any(item.store_key for item in config.templates.values())
-        if config.factory is None and not overrides and not from_store and not config._fields()[1]:
-            return config._literal_profile(profile_id, context, roots)
         resolved = config.resolve(context)
         if config.factory is not None:
             made = config._call_factory(profile_id, resolved, context)
@@ -615,18 +633,34 @@ class ProfileConfig(_PersonaFields):
             fetched[kind] = TemplateSource(found.value, found.source, store_key=item.store_key)
         return fetched
 
-    def _literal_profile(self, profile_id: Any, context: Context, roots: tuple[Path, ...]) -> Profile:
+    def _is_literal(self) -> bool:
+        """Whether every creation resolves the same: no dynamic field, factory or template from the store."""
+        private = self.__pydantic_private__
+        literal = private.get("_literal")
+        if literal is None:
+            literal = private["_literal"] = (
+                self.factory is None
+                and not self._fields()[1]
+                and not any(item.store_key for item in self.templates.values())
+            )
+        return literal
+
+    def _literal_profile(
+        self, profile_id: Any, language: str | None, model: str | None, deployment: str | None, roots: tuple[Path, ...]
+    ) -> Profile:
         """A persona without dynamic fields resolves the same way every time: build it once per context."""
         from dataclasses import replace
 
-        from .profile import build_profile
-
-        built: dict[Any, Any] = self.__pydantic_private__["_built"]
-        key = (context.language, context.model, roots)
+        private = self.__pydantic_private__
+        built: dict[Any, Any] = private["_built"]
+        key = (language, model, roots)
         profile = built.get(key)
         if profile is None:
+            from .profile import build_profile
+
             if len(built) >= _MAX_BUILT:
                 built.clear()
+            context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
             profile = built[key] = build_profile(self, None, self.resolve(context), template_roots=roots)
         return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
@@ -800,7 +834,7 @@ def config_error_from(exc: ValidationError, locate: Any = None, file: str | None
 def _unknown_field_message(name: str) -> str:
     import difflib
 
-    known = [*PROFILE_FIELDS, "templates", "variables", "factory"]
+    known = [*PROFILE_FIELDS, "templates", "variables", "samples", "factory"]
     known += ["tools", "requires_resources", "template_roots", "allow_secrets", "deployments", "extends"]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["UnknownDeploymentWarning", "apply_overlay", "warn_unknown_deployment"]
 
 #: Overlay fields that merge per key instead of replacing the persona's.
-MERGED_FIELDS = ("templates", "variables")
+MERGED_FIELDS = ("templates", "variables", "samples")
 
 
 class UnknownDeploymentWarning(UserWarning):

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 __all__ = ["MERGED_FIELDS", "merge_configs"]
 
 #: Fields that merge per key rather than replace.
-MERGED_FIELDS = ("templates", "variables", "deployments")
+MERGED_FIELDS = ("templates", "variables", "samples", "deployments")
 
-_OVERLAY_MAPPINGS = ("templates", "variables")
+_OVERLAY_MAPPINGS = ("templates", "variables", "samples")
 
 
 def merge_configs(

@@ -24,10 +24,19 @@ import yaml
 from .config import ProfileConfig
 from .errors import ConfigError, ConfigIssue
 
-__all__ = ["MAX_FILE_BYTES", "PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles"]
+__all__ = ["MAX_FILE_BYTES", "PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles", "safe_load"]
 
 #: Largest persona file read, in bytes; personas are small and a huge file is a mistake or an attack.
 MAX_FILE_BYTES = 2_000_000
+
+#: Most values a document may hold once aliases are expanded; a small alias bomb expands to billions.
+MAX_YAML_NODES = 100_000
+
+#: Deepest nesting of mappings and lists in a document.
+MAX_YAML_DEPTH = 64
+
+# characters that do not show, or show as a line break: keys differing only by them look the same
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Mn"})
 
 PERSONA_SUFFIXES = (".yaml", ".yml")
 
@@ -44,6 +53,8 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.field_lines: list[dict[tuple[str, ...], int]] = []
 
     def construct_document(self, node: yaml.Node) -> Any:
+        # measured before anything is built: an alias bomb loads fast but is huge once walked
+        _measure(node)
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
         self.field_lines.append(_field_lines(node))
@@ -56,13 +67,15 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:merge":
                 kept.append((key_node, value_node))
                 continue
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+            key = _key_identity(key_node.value) if isinstance(key_node, yaml.ScalarNode) else id(key_node)
             if key in seen:
                 first = seen[key].start_mark.line + 1
+                shown = _shown(key_node.value)
+                same = "" if key_node.value == seen[key].value else ", differing only in hidden or look-alike letters"
                 self.issues.append(
                     ConfigIssue(
-                        f"duplicate key {key!r} (first at line {first}); keep one of them",
-                        str(key),
+                        f"duplicate key {shown} (first at line {first}{same}); keep one of them",
+                        shown.strip("'\""),
                         line=key_node.start_mark.line + 1,
                         column=key_node.start_mark.column + 1,
                     )
@@ -82,6 +95,81 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                     )
                 )
         return mapping
+
+
+class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader with the alias-expansion and depth bounds of persona files."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _measure(node)
+        return super().construct_document(node)
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
+
+    libyaml when present, with alias expansions and nesting bounded as in persona files; every
+    failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise yaml.YAMLError(f"nested too deeply to read; keep nesting under {MAX_YAML_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+
+
+def _key_identity(key: str) -> str:
+    """What a key looks like to a reader: NFKC-folded, without invisible characters or line breaks."""
+    if key.isascii() and key.isprintable():
+        return key  # the fast path: almost every key
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", key)
+    return "".join(char for char in folded if unicodedata.category(char) not in _INVISIBLE_CATEGORIES)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value quoted for a message: escaped, so invisible characters show, and cut when long."""
+    text = ascii(value) if isinstance(value, str) and not value.isprintable() else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _measure(root: yaml.Node) -> None:
+    """Refuse a document that nests too deep or expands, through aliases, to too many values.
+
+    A level-by-level walk that counts an aliased node each time it is used, and stops at the first
+    bound passed, so it costs at most `MAX_YAML_NODES` steps; a self-referencing alias trips the
+    depth bound. Being iterative, a deep document raises `ConfigError`, never `RecursionError`.
+    """
+    level = [root]
+    depth = count = 0
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    while level:
+        depth += 1
+        if depth > MAX_YAML_DEPTH:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"nested over {MAX_YAML_DEPTH} levels deep; flatten the structure", level[0].start_mark
+            )
+        below: list[yaml.Node] = []
+        for node in level:
+            kind = node.__class__
+            if kind is mapping:
+                for pair in node.value:
+                    below += pair
+            elif kind is sequence:
+                below += node.value
+        count += len(below)
+        if count > MAX_YAML_NODES:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the document expands to over {MAX_YAML_NODES} values (aliases count each time they are "
+                "used); write the values out or shorten them",
+                below[0].start_mark,
+            )
+        level = below
 
 
 def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
@@ -140,9 +228,17 @@ def _documents(text: str, file: str) -> tuple[list[Any], list[ConfigIssue], list
         problem = exc.problem or exc.context or "invalid YAML"
         raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=file, line=line, column=column)) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(ConfigIssue(f"invalid YAML: {exc}", file=file)) from None
+        raise ConfigError(ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)) from None
+    except RecursionError:
+        raise ConfigError(
+            ConfigIssue(f"nested too deeply to read; keep nesting under {MAX_YAML_DEPTH} levels", file=file)
+        ) from None
     finally:
         loader.dispose()
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:

@@ -87,6 +87,14 @@ def persona_schema() -> dict[str, Any]:
         },
     }
     properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["samples"] = {
+        "description": (
+            "Sample values `profiles check` renders every prompt with: variable name to value; a key naming a "
+            "prompt kind (system, user, write_memory, react, or a kind of this persona) with a mapping as its "
+            "value holds samples for that kind only, which win over the shared ones."
+        ),
+        "type": "object",
+    }
     properties["tools"] = {
         "description": (
             "Tools the react prompt offers: each a name, what it does, and the JSON Schema of its arguments."

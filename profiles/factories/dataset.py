@@ -119,13 +119,13 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..loader import _read
+    from ..loader import _read, safe_load
 
     path = Path(path)
     text = _read(path)
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError(

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISLNK, S_ISREG
 from types import MappingProxyType
 
 from ..errors import ResolutionError
@@ -59,7 +59,10 @@ def read_dotenv(path: Path, label: str | None = None) -> DotEnvFile | None:
     """
     label = label or str(path)
     try:
-        stat = os.stat(path)
+        stat = os.lstat(path)
+        if S_ISLNK(stat.st_mode):
+            _check_link(path, label)
+            stat = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
@@ -89,6 +92,16 @@ def read_dotenv(path: Path, label: str | None = None) -> DotEnvFile | None:
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return DotEnvFile(path, label, values)
+
+
+def _check_link(path: Path, label: str) -> None:
+    """Refuse a `.env` that is a symlink leading outside its own folder: it could read any file."""
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    target = os.path.realpath(path)
+    if os.path.dirname(target) != folder:
+        raise ResolutionError(
+            f"{label} is a symlink leading outside its folder; copy the file there instead of linking it"
+        )
 
 
 def expand(

@@ -133,11 +133,13 @@ def load_family_rules(roots: Iterable[Path]) -> FamilyRules:
 def _read_rules(path: Path) -> list[FamilyRule]:
     import yaml
 
+    from ..loader import safe_load
+
     file = str(path)
     if path.stat().st_size > MAX_RULES_BYTES:
         raise ConfigError(ConfigIssue(f"over the {MAX_RULES_BYTES}-byte limit for a rules file", file=file))
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ConfigError(ConfigIssue(f"cannot read family rules: {exc}", file=file)) from None
     if data is None:

@@ -16,12 +16,13 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import FileSystemLoader, TemplateSyntaxError, meta, nodes
 from jinja2 import TemplateNotFound as _JinjaNotFound
+from jinja2 import TemplateSyntaxError, meta, nodes
 from jinja2.environment import Template
 
 from ..errors import RenderError, TemplateNotFoundError
-from .sandbox import MAX_OUTPUT_CHARS, make_environment
+from .loader import ConfinedLoader
+from .sandbox import RenderBudget, current_budget, make_environment, output_limit, render_seconds
 from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_names
 
 if TYPE_CHECKING:
@@ -89,9 +90,19 @@ class Renderer:
     touches the filesystem nor matches model names again.
     """
 
-    def __init__(self, roots: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        roots: Iterable[Path] = (),
+        *,
+        max_output_chars: int | None = None,
+        max_render_seconds: float | None = None,
+    ) -> None:
         self.roots = tuple(Path(root) for root in roots)
-        self.env = make_environment(FileSystemLoader([str(root) for root in self.roots]))
+        #: Longest output of one render: the argument, else `PROFILES_MAX_OUTPUT_CHARS`, else 200,000.
+        self.max_output_chars = output_limit() if max_output_chars is None else max_output_chars
+        #: Longest time one render may take: the argument, else `PROFILES_MAX_RENDER_SECONDS`, else 2.
+        self.max_render_seconds = render_seconds() if max_render_seconds is None else max_render_seconds
+        self.env = make_environment(ConfinedLoader(self.roots))
         self._cache = _LRU(CACHE_SIZE)
         self._selected = _LRU(CACHE_SIZE)
         self._lock = threading.Lock()
@@ -189,10 +200,11 @@ class Renderer:
 
     def render(self, compiled: CompiledTemplate, variables: Mapping[str, Any], *, max_chars: int | None = None) -> str:
         """Render with `variables`, stopping with an error once the output passes `max_chars`."""
-        limit = MAX_OUTPUT_CHARS if max_chars is None else max_chars
+        limit = self.max_output_chars if max_chars is None else max_chars
         template = compiled.template
         parts: list[str] = []
         total = 0
+        token = current_budget.set(RenderBudget(self.max_render_seconds))
         try:
             chunks = template.root_render_func(template.new_context(variables))
             # counted a batch at a time: a per-chunk loop in Python costs more than the render itself
@@ -205,10 +217,12 @@ class Renderer:
                 parts += batch
         except RenderError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # MemoryError and RecursionError included: the process stays unharmed
             line = _template_line(exc, compiled.name)
             where = compiled.label + (f" line {line}" if line else "")
             raise RenderError(f"{where}: {_describe(exc)}") from None
+        finally:
+            current_budget.reset(token)
         return "".join(parts)
 
     def _compile(self, source: str, name: str) -> CompiledTemplate:
@@ -221,8 +235,10 @@ class Renderer:
                 f"template {name!r} line {exc.lineno}: {exc.message}; fix the syntax, or keep literal "
                 "braces with {% raw %}…{% endraw %}"
             ) from None
-        except RecursionError:
-            raise RenderError(f"template {name!r} is nested too deeply to compile") from None
+        except (RecursionError, MemoryError, SyntaxError, ValueError) as exc:
+            raise RenderError(
+                f"template {name!r} is too complex to compile ({type(exc).__name__}); simplify it"
+            ) from None
         template = self.env.template_class.from_code(self.env, code, self.env.make_globals(None), None)
         lines: dict[str, int] = {}
         for node in ast.find_all(nodes.Name):

@@ -174,8 +174,10 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
 
 
 def _parse(path: Path) -> PromptRecord:
+    from ..loader import safe_load  # bounded: a store file is as untrusted as a persona
+
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise _fail(path, f"cannot read it ({exc})") from exc
     if not isinstance(document, dict):

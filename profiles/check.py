@@ -1,0 +1,155 @@
+"""`profiles check`: load every persona and render every prompt it has, reporting all problems at once.
+
+Meant for CI, where a persona written by one team is rendered by another's agents: a missing
+variable, a sample nobody reads, a template error or a secret that would reach a prompt should
+fail the pull request, not the agent at run time.
+
+Each persona is rendered with its `samples:`. A key of `samples` is a variable name, or a prompt
+kind (`system`, `user`, `write_memory`, `react`, or a kind in the persona's `templates:`) with a
+mapping as its value: samples for that kind only, which win over the shared ones.
+
+```yaml
+samples:
+  agents: Searcher, Coder        # every prompt kind
+  user: {question: Plan a trip}  # the user prompt only
+```
+
+The kinds rendered are `system`, `user`, `write_memory`, the persona's own kinds, and `react`
+when the persona has tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError
+
+__all__ = ["CheckReport", "check_paths"]
+
+
+@dataclass
+class CheckReport:
+    """What `check_paths` found: the personas checked and every problem, each with file and line."""
+
+    checked: list[str] = field(default_factory=list)
+    issues: list[ConfigIssue] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+
+def check_paths(paths: Iterable[str | Path]) -> CheckReport:
+    """Load and render every persona in `paths` (files, or folders of `*.yaml`/`*.yml`).
+
+    Never raises for a problem in a persona: every problem is an issue of the report.
+    """
+    from .loader import iter_persona_files, load_profiles
+
+    report = CheckReport()
+    files = list(iter_persona_files([Path(path) for path in paths]))
+    if not files:
+        report.issues.append(ConfigIssue("no persona files (*.yaml, *.yml) found; name a file or a folder"))
+    for file in files:
+        try:
+            configs = load_profiles(file)
+        except ConfigError as exc:
+            report.issues.extend(exc.issues)
+            continue
+        except ProfilesError as exc:
+            report.issues.append(ConfigIssue(exc.message, file=str(file)))
+            continue
+        for config in configs.values():
+            before = len(report.issues)
+            _check_config(config, str(file), report.issues)
+            if len(report.issues) == before:
+                report.checked.append(str(file))
+    return report
+
+
+def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
+    from .rendering.templates import PROMPT_KINDS
+
+    def issue(message: str, *path: str) -> None:
+        found = config.line_of(*path) if path else None
+        issues.append(ConfigIssue(message, ".".join(path), found[0] if found else file, found[1] if found else None))
+
+    try:
+        profile = config.create_profile()
+    except ProfilesError as exc:
+        issue(exc.message)
+        return
+    kinds = [*PROMPT_KINDS, *sorted(kind for kind in config.templates if kind not in PROMPT_KINDS)]
+    if profile.tools and "react" not in kinds:
+        kinds.append("react")
+    samples = dict(config.samples)
+    per_kind = {
+        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
+    }
+    used_anywhere: set[str] = set()
+    for kind in kinds:
+        given = {**samples, **per_kind.get(kind, {})}
+        used = _check_kind(profile, kind, given, issue)
+        used_anywhere |= used
+        for name in sorted(set(per_kind.get(kind, {})) - used):
+            issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
+    for name in sorted(set(samples) - used_anywhere):
+        issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
+
+
+def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:
+    """Render one kind; report missing variables, secrets and errors. Returns the variables it uses."""
+    own = ("templates",) if kind in profile.templates else ()  # its own template: point at `templates:`
+    try:
+        plan = profile._plan(kind)
+    except ProfilesError as exc:
+        issue(f"{kind} prompt: {exc.message}", *own)
+        return set()
+    placeholders: dict[str, Any] = {}
+    sources: list[tuple[Any, tuple[str, ...]]] = [(plan.compiled, ())]
+    for field_name, templates in plan.fields:
+        for template in templates if isinstance(templates, tuple) else (templates,):
+            if hasattr(template, "declared"):
+                sources.append((template, (field_name,)))
+    for template, path in sources:
+        for name in sorted(template.declared):
+            if name in samples or name in placeholders or not _unknown(profile, kind, name):
+                continue
+            line = template.line_of(name)
+            where = template.label + (f" line {line}" if line and not path else "")
+            issue(
+                f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
+                f"add it under 'samples:' (or 'variables:' for a default)",
+                *(path or own),
+            )
+            placeholders[name] = f"<{name}>"
+    for name in plan.secret:
+        if name in samples:
+            continue
+        issue(
+            f"{kind} prompt: template {plan.compiled.name!r} uses secret field {name!r}; remove it from the "
+            f"template or list it under allow_secrets",
+            name,
+        )
+        placeholders[name] = "***"
+    try:
+        profile.format_prompt(kind, **{**placeholders, **samples})
+    except SecretError as exc:
+        issue(f"{kind} prompt: {exc.message}")
+    except ProfilesError as exc:
+        issue(f"{kind} prompt: {exc.message}", *own)
+    return set(plan.used)
+
+
+def _unknown(profile: Any, kind: str, name: str) -> bool:
+    from .rendering.templates import PROMPT_INPUTS
+
+    return not (
+        name in profile.values
+        or name in profile.bound
+        or name in PROMPT_INPUTS.get(kind, {})
+        or name in ("tools", "tool_names", "resources")
+    )

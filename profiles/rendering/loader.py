@@ -1,0 +1,83 @@
+"""A template loader confined to its folders: no `..`, no absolute paths, no symlink out.
+
+Jinja's `FileSystemLoader` follows symlinks out of its search path, and template names come from
+user YAML and from `{% include %}`/`{% extends %}`/`{% import %}` inside templates. This loader
+resolves each candidate's real path and refuses it unless it lies inside the real path of the
+root it was found under.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from jinja2 import BaseLoader, TemplateNotFound
+
+from ..errors import RenderError
+from .sandbox import MAX_SOURCE_CHARS
+
+__all__ = ["ConfinedLoader"]
+
+
+class ConfinedLoader(BaseLoader):
+    """Load `<root>/<name>` from the first root that has it, refusing names that lead outside.
+
+    Raises `RenderError` for a name that is absolute, holds `..`, or resolves (through a symlink)
+    outside its root, and for a file over `MAX_SOURCE_CHARS` bytes; `TemplateNotFound` when no
+    root holds the file.
+    """
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str]]) -> None:
+        self.roots = [os.path.realpath(root) for root in roots]
+
+    def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
+        parts = _split(template)
+        for root in self.roots:
+            path = os.path.join(root, *parts)
+            if not os.path.lexists(path):
+                continue
+            real = os.path.realpath(path)
+            if os.path.commonpath([real, root]) != root:
+                raise RenderError(
+                    f"template {template!r} leads outside its folder {root} (through a symlink); "
+                    "keep templates inside their template root"
+                )
+            if not os.path.isfile(real):
+                continue
+            if os.path.getsize(real) > MAX_SOURCE_CHARS * 4:
+                raise RenderError(f"template {template!r} is over the size limit for a template")
+            try:
+                source = Path(real).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise RenderError(f"template {template!r} cannot be read: {type(exc).__name__}") from None
+            return source, real, _uptodate(real)
+        raise TemplateNotFound(template)
+
+    def list_templates(self) -> list[str]:
+        found = set()
+        for root in self.roots:
+            for folder, _dirs, files in os.walk(root):
+                for file in files:
+                    found.add(os.path.relpath(os.path.join(folder, file), root).replace(os.sep, "/"))
+        return sorted(found)
+
+
+def _uptodate(path: str) -> Callable[[], bool]:
+    mtime = os.path.getmtime(path)
+    return lambda: os.path.exists(path) and os.path.getmtime(path) == mtime
+
+
+def _split(template: str) -> list[str]:
+    if not isinstance(template, str) or not template or "\x00" in template:
+        raise RenderError(f"template name {template!r} is not a path; name a file inside a template root")
+    name = template.replace("\\", "/")
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise RenderError(f"template name {template!r} is absolute; name it relative to its template root")
+    parts = [part for part in name.split("/") if part and part != "."]
+    if ".." in parts:
+        raise RenderError(f"template name {template!r} holds '..'; name a file inside its template root")
+    if not parts:
+        raise RenderError(f"template name {template!r} names no file")
+    return parts
