@@ -90,3 +90,16 @@ def test_setup_commands_match_ci():
     assert commands[1].endswith("&& pytest") and 'pip install -e ".[test]"' in commands[1]
     ci = (REPO / ".ci" / "run").read_text()
     assert commands[1] in ci
+
+
+def test_links_point_at_headings():
+    """Every in-page link of the README leads to one of its headings."""
+
+    def slug(heading: str) -> str:
+        text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+        return text.replace(" ", "-")
+
+    outside_code = re.sub(r"```.*?```", "", README, flags=re.S)
+    headings = {slug(line.lstrip("#")) for line in outside_code.splitlines() if line.startswith("#")}
+    links = set(re.findall(r"\]\(#([^)]+)\)", README))
+    assert links and links <= headings, links - headings
