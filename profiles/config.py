@@ -527,10 +527,10 @@ class ProfileConfig(_PersonaFields):
         the overlay winning. A deployment the persona's `deployments:` does not list uses the base
         persona and warns once per (file, deployment). A persona without `deployments:` never warns.
         """
-        from .deployments import apply_overlay, warn_unknown_deployment
-
         if not deployment or not self.deployments:
             return self
+        from .deployments import apply_overlay, warn_unknown_deployment
+
         made = self._overlaid.get(deployment)
         if made is not None:
             return made
@@ -773,8 +773,11 @@ TEMPLATE_PATH_ENV = "PROFILES_TEMPLATE_PATH"
 
 def _env_template_roots() -> tuple[Path, ...]:
     """The folders named by `PROFILES_TEMPLATE_PATH`; read here so a profile never reads the environment."""
+    value = os.environ.get(TEMPLATE_PATH_ENV)
+    if not value:
+        return ()
     roots = []
-    for item in os.environ.get(TEMPLATE_PATH_ENV, "").split(os.pathsep):
+    for item in value.split(os.pathsep):
         if not item.strip():
             continue
         path = Path(item).expanduser()

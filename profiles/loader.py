@@ -41,6 +41,8 @@ _INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Mn"})
 PERSONA_SUFFIXES = (".yaml", ".yml")
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Scalar = yaml.ScalarNode
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -61,6 +63,16 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        pairs = node.value
+        keys = [key_node.value for key_node, _ in pairs if key_node.__class__ is _Scalar and key_node.tag == _STR_TAG]
+        joined = "".join(keys)
+        if len(keys) == len(pairs) and len(set(keys)) == len(keys) and joined.isascii() and joined.isprintable():
+            # the common case, checked in bulk: distinct plain text keys, no merge keys
+            construct = self.construct_object
+            return {key: construct(value_node, deep=deep) for key, (_, value_node) in zip(keys, pairs, strict=True)}
+        return self._construct_checked(node, deep)
+
+    def _construct_checked(self, node: yaml.MappingNode, deep: bool) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
         kept = []
         for key_node, value_node in node.value:
@@ -447,9 +459,7 @@ def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     Problems of every file are reported together.
     """
     path = Path(path)
-    files = (
-        sorted(p for p in path.iterdir() if p.suffix in PERSONA_SUFFIXES and p.is_file()) if path.is_dir() else [path]
-    )
+    files = _persona_files(path) if path.is_dir() else [path]
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
     for file in files:
@@ -469,6 +479,15 @@ def iter_persona_files(paths: list[Path]) -> Iterator[Path]:
     """Persona files named directly or found (not recursively) in named folders."""
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in path.iterdir() if p.suffix in PERSONA_SUFFIXES and p.is_file())
+            yield from _persona_files(path)
         else:
             yield path
+
+
+def _persona_files(folder: Path) -> list[Path]:
+    """The persona files directly in `folder`, by name; one directory read, no stat per file."""
+    with os.scandir(folder) as entries:
+        names = sorted(
+            entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file()
+        )
+    return [folder / name for name in names]

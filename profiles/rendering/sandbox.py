@@ -213,7 +213,8 @@ def _checked(value: Any) -> Any:
 
 def _finalize(value: Any) -> Any:
     """What `{{ value }}` prints: text and numbers as is; never a function's address, never a huge text."""
-    if type(value) is str or isinstance(value, Undefined):
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or isinstance(value, Undefined):
         return value  # an Undefined raises its own error (unsafe attribute, missing name) when printed
     if callable(value) or isinstance(value, type):
         raise SecurityError("a function or class cannot be printed; call it, or print a value")
