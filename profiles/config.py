@@ -24,7 +24,6 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     field_validator,
-    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -408,10 +407,16 @@ class ProfileConfig(_PersonaFields):
     _built: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
+        # a missing name or role is reported with every other problem, not after them
+        missing = ()
+        if data.get("factory") is None and not _PARTIAL.get():
+            missing = tuple(field for field in REQUIRED_FIELDS if data.get(field) in (None, ""))
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise config_error_from(exc) from None
+            raise config_error_from(exc, missing=missing) from None
+        if missing:
+            raise ConfigError([_missing_issue(field) for field in missing])
 
     @classmethod
     def from_data(
@@ -441,46 +446,11 @@ class ProfileConfig(_PersonaFields):
         finally:
             _PARTIAL.reset(partial_token)
             _BASE_DIR.reset(token)
-        config._base_dir = base_dir
-        config._source_file = source_file
-        config._lines = dict(lines or {})
-        config._origin = origin
+        # one update: pydantic's per-attribute path for private attributes is slow on this hot path
+        config.__pydantic_private__.update(
+            _base_dir=base_dir, _source_file=source_file, _lines=dict(lines or {}), _origin=origin
+        )
         return config
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _require_identity(cls, data: Any, handler: Any) -> Any:
-        """Report a missing name or role together with every other problem, not after them."""
-        missing = []
-        if isinstance(data, Mapping) and data.get("factory") is None and not _PARTIAL.get():
-            missing = [field for field in REQUIRED_FIELDS if data.get(field) in (None, "")]
-        errors: list[Any] = []
-        try:
-            result = handler(data)
-        except ValidationError as exc:
-            # rebuilt from each final message: custom error types cannot be re-raised by name
-            errors = [
-                {
-                    "type": PydanticCustomError(error["type"], error["msg"], _plain(error.get("ctx"))),
-                    "loc": error["loc"],
-                    "input": None,
-                }
-                for error in exc.errors(include_url=False)
-            ]
-        for field in missing:
-            errors.append(
-                {
-                    "type": PydanticCustomError(
-                        "identity_missing",
-                        "is required (or give the persona a factory that supplies it)",
-                    ),
-                    "loc": (field,),
-                    "input": None,
-                }
-            )
-        if errors:
-            raise ValidationError.from_exception_data(cls.__name__, errors)
-        return result
 
     @field_validator("deployments", mode="before")
     @classmethod
@@ -801,20 +771,22 @@ def _shape(field: str, value: Any) -> Any:
     return value
 
 
-def _plain(ctx: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The JSON-safe part of an error's context, which is all a rebuilt error may carry."""
-    if not ctx:
-        return None
-    return {key: value for key, value in ctx.items() if isinstance(value, (str, int, float, bool))}
+
+def _missing_issue(field: str) -> ConfigIssue:
+    return ConfigIssue(
+        "is required (or give the persona a factory that supplies it)", field, loc=(field,), code="identity_missing"
+    )
 
 
-
-def config_error_from(exc: ValidationError, locate: Any = None, file: str | None = None) -> ConfigError:
+def config_error_from(
+    exc: ValidationError, locate: Any = None, file: str | None = None, *, missing: tuple[str, ...] = ()
+) -> ConfigError:
     """Turn pydantic's errors into one `ConfigError` with every problem, in file order.
 
-    `locate(loc)` may return `(line, column)` for a field path, to point into a persona file.
+    `locate(loc)` may return `(line, column)` for a field path, to point into a persona file;
+    `missing` names required fields absent from the data, reported with the rest.
     """
-    issues = []
+    issues = [_missing_issue(field) for field in missing]
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         if error["type"] == "list_item_type" and "index" in (error.get("ctx") or {}):

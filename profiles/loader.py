@@ -41,8 +41,15 @@ _INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Mn"})
 PERSONA_SUFFIXES = (".yaml", ".yml")
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Scalar = yaml.ScalarNode
-_STR_TAG = "tag:yaml.org,2002:str"
+_Scalar, _Sequence, _Mapping = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+_STR_TAG, _SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+def _plain_keys(node: yaml.MappingNode) -> bool:
+    """Whether every key is distinct plain text, checked in bulk: the case that needs no key checks."""
+    keys = [key_node.value for key_node, _ in node.value if key_node.__class__ is _Scalar and key_node.tag == _STR_TAG]
+    joined = "".join(keys)
+    return len(keys) == len(node.value) == len(set(keys)) and joined.isascii() and joined.isprintable()
 
 
 class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
@@ -60,16 +67,42 @@ class _PersonaLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
         self.field_lines.append(_field_lines(node))
-        return super().construct_document(node)
+        try:
+            return self._build(node, {})
+        finally:
+            self.constructed_objects = {}
+            self.recursive_objects = {}
+
+    def _build(self, node: yaml.Node, built: dict[int, Any]) -> Any:
+        """Build plain text, lists and mappings directly; anything else the safe constructor builds.
+
+        PyYAML's generic construction costs more than parsing; persona files are almost all text,
+        lists and mappings, so those skip it. `built` keeps an aliased node one object, as PyYAML does.
+        """
+        kind = node.__class__
+        if kind is _Scalar:
+            return node.value if node.tag == _STR_TAG else self.construct_object(node, deep=True)
+        done = built.get(id(node))
+        if done is not None:
+            return done
+        if kind is _Sequence and node.tag == _SEQ_TAG:
+            items: list[Any] = []
+            built[id(node)] = items
+            items.extend(self._build(child, built) for child in node.value)
+            return items
+        if kind is _Mapping and node.tag == _MAP_TAG and _plain_keys(node):
+            mapping: dict[str, Any] = {}
+            built[id(node)] = mapping
+            for key_node, value_node in node.value:
+                mapping[key_node.value] = self._build(value_node, built)
+            return mapping
+        value = built[id(node)] = self.construct_object(node, deep=True)
+        return value
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        pairs = node.value
-        keys = [key_node.value for key_node, _ in pairs if key_node.__class__ is _Scalar and key_node.tag == _STR_TAG]
-        joined = "".join(keys)
-        if len(keys) == len(pairs) and len(set(keys)) == len(keys) and joined.isascii() and joined.isprintable():
-            # the common case, checked in bulk: distinct plain text keys, no merge keys
+        if _plain_keys(node):
             construct = self.construct_object
-            return {key: construct(value_node, deep=deep) for key, (_, value_node) in zip(keys, pairs, strict=True)}
+            return {key_node.value: construct(value_node, deep=deep) for key_node, value_node in node.value}
         return self._construct_checked(node, deep)
 
     def _construct_checked(self, node: yaml.MappingNode, deep: bool) -> dict[Any, Any]:

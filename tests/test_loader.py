@@ -185,3 +185,37 @@ def test_arbitrary_text_only_raises_config_error(text):
         parse_profiles(text)
     except ConfigError:
         pass
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_text, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_text, _values, max_size=6))
+def test_documents_match_the_safe_loader(data):
+    """The loader's own construction of text, lists and mappings gives what yaml.safe_load gives."""
+    from profiles.loader import _documents
+
+    text = yaml.safe_dump(data, allow_unicode=True)
+    documents, issues, _ = _documents(text, "p.yaml")
+    assert documents == [yaml.safe_load(text)]
+
+
+def test_anchors_merge_keys_and_tags_load_as_yaml_says():
+    from profiles.loader import _documents
+
+    text = (
+        "base: &base {a: 1, b: [x, y]}\n"
+        "copy: *base\n"
+        "merged:\n  <<: *base\n  b: z\n"
+        "when: 2024-01-02\n"
+        "empty:\n"
+        "set: !!set {p: null}\n"
+    )
+    (document,), issues, _ = _documents(text, "p.yaml")
+    assert document == yaml.safe_load(text) and not issues
+    assert document["copy"] is document["base"]
