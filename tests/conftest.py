@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -46,3 +50,54 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         "PROFILES_TEMPLATE_PATH",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+# -- prompt stores: a SQLite file, and PostgreSQL when PROFILES_TEST_POSTGRES_URL is set -------------
+# (`. .ci/services/postgres.sh` starts a server and sets it; CI always does)
+
+POSTGRES_ENV = "PROFILES_TEST_POSTGRES_URL"
+
+
+@pytest.fixture
+def postgres_base() -> str:
+    """The test server's URL; the test is skipped without one."""
+    base = os.environ.get(POSTGRES_ENV)
+    if not base:
+        pytest.skip(f"{POSTGRES_ENV} is not set; source .ci/services/postgres.sh to run the PostgreSQL tests")
+    return base
+
+
+def _schema_url(base: str) -> Iterator[str]:
+    """Yield a URL whose connections see only a fresh schema, so tests never see each other's rows."""
+    from sqlalchemy import create_engine, text
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    separator = "&" if "?" in base else "?"
+    yield f"{base}{separator}options={quote(f'-csearch_path={schema}')}"
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def postgres_url(postgres_base: str) -> Iterator[str]:
+    yield from _schema_url(postgres_base)
+
+
+@pytest.fixture
+def second_postgres_url(postgres_base: str) -> Iterator[str]:
+    yield from _schema_url(postgres_base)
+
+
+@pytest.fixture(params=("sqlite", "postgres"))
+def store_url(request: pytest.FixtureRequest) -> str:
+    """The URL of an empty store, once per backend."""
+    return request.getfixturevalue(f"{request.param}_url")

@@ -105,17 +105,6 @@ class EnvProvider(ConfigProvider):
 
     name = "env"
 
-    def lookup(
-        self,
-        key: str,
-        *,
-        language: str | None = None,
-        model: str | None = None,
-        deployment: str | None = None,
-    ) -> str | None:
-        found = self.find(key, Context(language=language, model=model, deployment=deployment))
-        return None if found is None else found.value
-
     def find(self, key: str, context: Context) -> Resolved | None:
         """The value of `key` for `context` and which layer gave it: `env:NAME` or `env:NAME from .env.prod`.
 

@@ -142,17 +142,6 @@ class StoreProvider(ConfigProvider):
 
     # -- the ConfigProvider contract --------------------------------------------------------------
 
-    def lookup(
-        self,
-        key: str,
-        *,
-        language: str | None = None,
-        model: str | None = None,
-        deployment: str | None = None,
-    ) -> str | None:
-        found = self.find(key, Context(language=language, model=model, deployment=deployment))
-        return None if found is None else found.value
-
     def find(self, key: str, context: Context) -> Resolved | None:
         """The stored text for `key` with provenance like `store:summarizer/name v3 label=production`.
 

@@ -40,3 +40,25 @@ def test_registered_provider_gets_the_context():
 def test_register_requires_a_provider():
     with pytest.raises(TypeError):
         register_provider("nope", object())
+
+
+def test_a_provider_must_implement_lookup_or_find():
+    with pytest.raises(TypeError, match="must implement lookup\\(\\) or find\\(\\)"):
+
+        class Empty(ConfigProvider):
+            name = "empty"
+
+
+def test_a_provider_may_implement_find_only():
+    """`lookup` answers through `find`, so a provider that names its sources needs only `find`."""
+    from profiles.context import Context, Resolved
+
+    class Sourced(ConfigProvider):
+        name = "sourced"
+
+        def find(self, key, context: Context):
+            return Resolved(f"{key}@{context.deployment}", f"sourced:{key} row 7")
+
+    provider = Sourced()
+    assert provider.lookup("k", deployment="prod") == "k@prod"
+    assert provider.find("k", Context()).source == "sourced:k row 7"
