@@ -14,6 +14,8 @@ ProfilesError
   FactoryError           a factory could not create a profile
     DatasetRowError        a dataset row is not a valid persona (row, file line, column; its RowIssues)
     BatchError             a batch cannot start or resume (output, checkpoint or options)
+    ChatError              a chat endpoint failed (profiles.factories.chat; status, URL, attempts)
+      EmptyReplyError        the model answered nothing
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
 ```

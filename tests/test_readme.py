@@ -103,3 +103,27 @@ def test_links_point_at_headings():
     headings = {slug(line.lstrip("#")) for line in outside_code.splitlines() if line.startswith("#")}
     links = set(re.findall(r"\]\(#([^)]+)\)", README))
     assert links and links <= headings, links - headings
+
+
+def test_error_tree_matches_the_library():
+    """The README's error tree is the one errors.py documents, and names every error class."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import profiles
+    from profiles import errors
+
+    def tree(text: str) -> str:
+        start = text.index("```\nProfilesError") + 4
+        return text[start : text.index("```", start)]
+
+    assert tree(README) == tree(errors.__doc__)
+    classes = set()
+    for module in pkgutil.walk_packages(profiles.__path__, "profiles."):
+        if not module.name.endswith("__main__"):
+            for name, value in vars(importlib.import_module(module.name)).items():
+                if inspect.isclass(value) and issubclass(value, errors.ProfilesError) and not name.startswith("_"):
+                    classes.add(value.__name__)
+    named = set(re.findall(r"^\s*(\w+Error)\b", tree(README), re.M))
+    assert classes == named
