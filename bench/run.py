@@ -18,8 +18,8 @@ Rows for DB-GPT, LangChain and Haystack run when the `bench` extra is installed
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
+import importlib.util
 import json
 import os
 import platform
@@ -509,53 +509,17 @@ def _import_breakdown() -> dict[str, float]:
     return {name: round(ms, 2) for name, ms in top}
 
 
-_BASE_PERSONA = """\
-name: Support agent
-role: Customer support agent
-goal: Help the customer with their question.
-constraints:
-  - "The customer is on the {{ plan }} plan; offer only what that plan includes."
-  - "Keep in mind: {{ notes }}"
-  - Answer in the customer's language.
-variables:
-  plan: standard
-  notes: no notes on file
-"""
-
-_MAPPING = """\
-id: customer_id
-fields:
-  name: "Support agent for {{ row.contact_name }}"
-  goal: "Give {{ row.segment }}-level support to {{ row.contact_name }} of {{ row.company }}."
-  language: language
-  variables.plan: plan
-  variables.notes: notes
-"""
-
-
 def write_dataset(folder: Path, rows: int) -> tuple[Path, Path, Path]:
-    """A customers CSV of `rows` rows, its mapping and the base persona, as `profiles batch` takes them."""
+    """A customers CSV of `rows` rows, with the example mapping and base persona it fits.
+
+    The rows come from bench/batch.py, the batch-only benchmark, so both measure the same data.
+    """
+    spec = importlib.util.spec_from_file_location("profiles_bench_batch", Path(__file__).with_name("batch.py"))
+    batch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(batch)
     data = folder / "customers.csv"
-    with data.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["customer_id", "contact_name", "company", "segment", "language", "plan", "notes"])
-        for index in range(rows):
-            writer.writerow(
-                [
-                    f"c-{index:06d}",
-                    f"Contact {index}",
-                    f"Company {index % 997}",
-                    ("Enterprise", "Business", "Starter")[index % 3],
-                    ("en", "zh", "fr")[index % 3],
-                    ("premium", "standard", "free")[index % 3],
-                    f"Prefers short answers, ticket {index}",
-                ]
-            )
-    mapping = folder / "customers.map.yaml"
-    mapping.write_text(_MAPPING, encoding="utf-8")
-    base = folder / "support_agent.yaml"
-    base.write_text(_BASE_PERSONA, encoding="utf-8")
-    return data, mapping, base
+    batch.make_dataset(data, rows)
+    return data, batch.DATASETS / "customers.map.yaml", batch.DATASETS / "support_agent.yaml"
 
 
 def batch_available() -> tuple[bool, str]:

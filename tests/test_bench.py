@@ -136,7 +136,7 @@ def test_dataset_matches_its_mapping(bench, tmp_path):
     data, mapping, base = bench.write_dataset(tmp_path, 3)
     with data.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 3 and rows[0]["customer_id"] == "c-000000"
+    assert len(rows) == 3 and rows[0]["customer_id"] == "c-0000001"
     spec = yaml.safe_load(mapping.read_text(encoding="utf-8"))
     assert spec["id"] in rows[0]
     plain_columns = [value for value in spec["fields"].values() if "{{" not in value]
