@@ -2,6 +2,32 @@
 
 The names below are imported on first use, so `import profiles` stays light for a command-line
 tool or an agent server that only needs part of the library.
+
+How a persona becomes a prompt, one module per arrow, nothing flowing back:
+
+```
+persona YAML ──loader──▶ ProfileConfig ──create_profile(context)──▶ Profile ──format_*──▶ prompt text
+ (safe_yaml: bounded,    (config: validation;   resolve: providers,     (profile: immutable,
+  file:line kept)         fields: value types)   overlays, provenance)   renders in the sandbox)
+```
+
+Layers, top to bottom. A module imports only from its own layer or below, and no modules import
+each other in a circle, not even inside functions (tests/test_architecture.py checks both):
+
+```
+ 7  cli/                                   every click command; the only code that draws on a terminal
+ 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
+    factories/                             personas from datasets, from an LLM, or several factories
+ 5  profile_config profile                 ProfileConfig (the model completed with create_profile);
+                                           immutable profiles that render prompts
+ 4  resolve deployments provenance         a persona and a context become values with their sources
+ 3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
+ 2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
+ 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
+                                           knows what a persona is
+ 0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
+    tools resources react                  tool specs, resources and the ReAct format
+```
 """
 
 from __future__ import annotations
@@ -43,7 +69,7 @@ _LAZY = {
     "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
     "Profile": "profile",
-    "ProfileConfig": "config",
+    "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
     "CompositeProfileFactory": "factories.composite",
     "DatasetProfileFactory": "factories.dataset",
@@ -52,13 +78,14 @@ _LAZY = {
     "ReactAction": "react",
     "ReactAnswer": "react",
     "Resolved": "context",
+    "PromptStore": "store",
     "StaleStoreWarning": "providers.store",
     "StoreProvider": "providers.store",
     "Tool": "tools",
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
     "check_paths": "check",
-    "explain": "provenance",
+    "explain": "explain",
     "load_profile": "loader",
     "load_profiles": "loader",
     "looks_like_credential": "secrets",
@@ -91,6 +118,7 @@ __all__ = [
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
+    "PromptStore",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -122,17 +150,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .config import ProfileConfig
+    from .config import DeploymentOverlay
     from .context import Context, Resolved
     from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
+    from .explain import explain
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
     from .factories.llm import LLMProfileFactory
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
-    from .provenance import ExplainRow, explain
+    from .profile_config import ProfileConfig
+    from .provenance import ExplainRow
     from .providers import register_provider
     from .providers.base import ConfigProvider
     from .providers.env import EnvProvider
@@ -141,6 +171,7 @@ if TYPE_CHECKING:
     from .rendering.families import UnknownModelWarning
     from .schema import persona_schema
     from .secrets import looks_like_credential
+    from .store import PromptStore
     from .tools import Tool
 
 

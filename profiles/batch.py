@@ -104,8 +104,8 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     A secret field is written as its dynamic definition (provider and key), never as its value; a
     secret with no definition to write is left out.
     """
-    from .config import PROFILE_FIELDS
     from .dynconfig import ConfigInfo
+    from .fields import PROFILE_FIELDS
 
     data: dict[str, Any] = {}
     for name in PROFILE_FIELDS:

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from .config import DeploymentOverlay, ProfileConfig
+from .config import DeploymentOverlay, PersonaModel
+from .fields import PROFILE_FIELDS
 
-__all__ = ["UnknownDeploymentWarning", "apply_overlay", "warn_unknown_deployment"]
+__all__ = ["MERGED_FIELDS", "UnknownDeploymentWarning", "apply_overlay", "for_deployment", "warn_unknown_deployment"]
 
 #: Overlay fields that merge per key instead of replacing the persona's.
 MERGED_FIELDS = ("templates", "variables", "samples")
+
+Config = TypeVar("Config", bound=PersonaModel)
 
 
 class UnknownDeploymentWarning(UserWarning):
@@ -46,14 +48,36 @@ def warn_unknown_deployment(file: str, deployment: str, known: list[str]) -> Non
         f"{', '.join(known)}); using the base persona. Add '{deployment}:' under 'deployments:' "
         "to give it its own fields, or leave it empty to keep the base persona without this warning",
         UnknownDeploymentWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 
-def apply_overlay(config: ProfileConfig, deployment: str, overlay: DeploymentOverlay) -> ProfileConfig:
-    """A copy of `config` with `overlay`'s fields in place, each remembering the overlay as its source."""
-    from .config import PROFILE_FIELDS
+def for_deployment(config: Config, deployment: str | None) -> Config:
+    """`config` with `deployment`'s overlay applied; `config` itself when there is none.
 
+    An overlay's fields replace the persona's; its `templates` and `variables` merge per key,
+    the overlay winning. A deployment the persona's `deployments:` does not list uses the base
+    persona and warns once per (file, deployment). A persona without `deployments:` never warns.
+    Each overlaid config is made once and kept with its persona.
+    """
+    if not deployment or not config.deployments:
+        return config
+    made: dict[str, Config] = config._memo.setdefault("overlaid", {})
+    found = made.get(deployment)
+    if found is not None:
+        return found
+    overlay = config.deployments.get(deployment)
+    if overlay is None:
+        warn_unknown_deployment(config.source_file or "<persona>", deployment, sorted(config.deployments))
+        found = config
+    else:
+        found = apply_overlay(config, deployment, overlay)
+    made[deployment] = found
+    return found
+
+
+def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -> Config:
+    """A copy of `config` with `overlay`'s fields in place, each remembering the overlay as its source."""
     updates: dict[str, Any] = {}
     sources = dict(config._overlay_sources)
     for field in overlay.model_fields_set:
@@ -67,7 +91,6 @@ def apply_overlay(config: ProfileConfig, deployment: str, overlay: DeploymentOve
             sources[field] = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
     made = config.model_copy(update=updates)
     # model_copy shares private attributes; the copy needs its own
-    made._overlaid = {}
     made._overlay_sources = sources
     made._lines = config._lines
     return made

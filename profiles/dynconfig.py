@@ -12,6 +12,7 @@ from typing import Any
 
 from .context import Context, Resolved
 from .errors import ConfigError, ResolutionError
+from .providers import get_provider
 
 __all__ = ["DEFAULT_SEPARATOR", "DYNAMIC_KEYS", "ConfigInfo", "DynConfig"]
 
@@ -49,8 +50,6 @@ class ConfigInfo:
 
         The provider's answer wins; no answer or an empty string falls back to the default.
         """
-        from .providers import get_provider
-
         context = context or Context()
         found: Resolved | None = None
         if self.key:
@@ -137,7 +136,5 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
     elif default is not None and not isinstance(default, str):
         raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")
     if provider is not None:
-        from .providers import get_provider
-
         get_provider(provider)  # an unknown name fails here, when the field is defined
     return ConfigInfo(default, key, provider, is_list, separator, secret, description, category)

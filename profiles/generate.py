@@ -1,4 +1,4 @@
-"""`profiles generate`: write personas made by a model to a JSONL file, one persona per line.
+"""Write personas made by a model to a JSONL file, one persona per line (`profiles generate`).
 
 Each line holds the persona's fields as plain values and an ``_origin`` object (model, request
 id, prompt hash, seed, batch, fix round). Lines go to ``OUT.partial`` as they are made, each
@@ -11,20 +11,22 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
-
-import click
+from typing import IO, TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConfigIssue, FactoryError
 
-__all__ = ["generate"]
+if TYPE_CHECKING:
+    from .factories.llm import LLMProfileFactory
+
+__all__ = ["JsonlWriter", "read_rules", "write_generated"]
 
 #: Largest rules file read, in bytes: rules go into every request.
 MAX_RULES_BYTES = 100_000
 
 
-class _JsonlWriter:
+class JsonlWriter:
     """Appends lines to ``OUT.partial`` (flushed each line) and renames it to ``OUT`` on commit.
 
     Without a path, lines go to standard output. Kept private and small: the batch command has a
@@ -54,7 +56,8 @@ class _JsonlWriter:
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False)
         if self._file is None:
-            click.echo(line)
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
         else:
             self._file.write(line + "\n")
             self._file.flush()
@@ -79,7 +82,8 @@ class _JsonlWriter:
                 self.partial.unlink(missing_ok=True)
 
 
-def _read_rules(path: Path) -> str:
+def read_rules(path: Path) -> str:
+    """The rules file's text: what the personas should be like, sent with every request."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -99,132 +103,20 @@ def _read_rules(path: Path) -> str:
     return text
 
 
-def _progress() -> Any:
-    """A progress bar on stderr with rate and time left; silent when stderr is not a terminal."""
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class _Rate(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text(f"{speed:.2f}/s" if speed else "-/s", style="progress.data.speed")
-
-    console = Console(file=sys.stderr)
-    return Progress(
-        TextColumn("personas"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        _Rate(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=not sys.stderr.isatty(),
-    )
-
-
-@click.command()
-@click.option("--base-url", required=True, help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")
-@click.option("--model", required=True, help="The model that writes the personas.")
-@click.option("--count", required=True, type=click.IntRange(min=1), help="How many distinct personas to make.")
-@click.option(
-    "--rules",
-    "rules_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A text file saying what the personas should be like.",
-)
-@click.option(
-    "--examples",
-    "example_files",
-    multiple=True,
-    type=click.Path(exists=True, path_type=Path),
-    metavar="PERSONA.yaml",
-    help="A persona file (or folder of them) to show the model; repeatable. Their names are taken.",
-)
-@click.option("--seed", type=int, help="Batch i is sent with seed + i, for reproducible runs.")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The JSONL file to write; standard output when left out.",
-)
-@click.option(
-    "--api-key-env",
-    default="OPENAI_API_KEY",
-    show_default=True,
-    metavar="NAME",
-    help="The environment variable holding the API key.",
-)
-@click.option("--batch-size", default=5, show_default=True, type=click.IntRange(min=1), help="Personas per request.")
-@click.option("--max-in-flight", default=4, show_default=True, type=click.IntRange(min=1), help="Requests at once.")
-@click.option(
-    "--max-batches",
-    type=click.IntRange(min=1),
-    help="Batch requests to send at most before giving up; twice what --count needs, plus two, by default.",
-)
-@click.option("--language", "-l", help="The language the personas are written in, e.g. en, zh.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0, min_open=True),
-    help="Seconds to wait for one reply.",
-)
-def generate(
-    base_url: str,
-    model: str,
-    count: int,
-    rules_file: Path,
-    example_files: tuple[Path, ...],
-    seed: int | None,
-    out: Path | None,
-    api_key_env: str,
-    batch_size: int,
-    max_in_flight: int,
-    max_batches: int | None,
-    language: str | None,
-    timeout: float,
+def write_generated(
+    factory: LLMProfileFactory, writer: JsonlWriter, advance: Callable[[], None] | None = None
 ) -> None:
-    """Ask a model for --count distinct personas and write them as JSONL, one per line.
+    """Write every persona the factory makes, then make the output whole; `advance()` after each.
 
-    \b
-    Example:
-      profiles generate --base-url http://localhost:8000/v1 --model qwen2.5-7b-instruct \\
-          --count 20 --rules rules.txt --examples profile_configs/summarizer.yaml \\
-          --seed 1 --out personas.jsonl
+    Raises:
+        FactoryError: generation failed; the message says where the personas made so far are.
     """
-    from .factories.llm import LLMProfileFactory
-    from .loader import load_profiles
-
-    rules = _read_rules(rules_file)
-    examples = [config for path in example_files for config in load_profiles(path).values()]
-    factory = LLMProfileFactory(
-        base_url,
-        model,
-        rules=rules,
-        examples=examples,
-        count=count,
-        batch_size=batch_size,
-        seed=seed,
-        api_key_env=api_key_env,
-        max_in_flight=max_in_flight,
-        max_batches=max_batches,
-        language=language,
-        timeout=timeout,
-    )
-    writer = _JsonlWriter(out)
     try:
-        with factory, _progress() as progress:
-            task = progress.add_task("personas", total=count)
+        with factory:
             for generated in factory.generate():
                 writer.write({**generated.data, "_origin": generated.origin.as_dict()})
-                progress.advance(task)
+                if advance is not None:
+                    advance()
         writer.commit()
     except FactoryError as error:
         if writer.partial is not None and writer.lines:
@@ -233,11 +125,3 @@ def generate(
         raise
     finally:
         writer.close()
-    stats = factory.stats
-    where = f" to {out}" if out is not None else ""
-    click.echo(
-        f"wrote {writer.lines} persona(s){where} in {stats.batches} batch request(s) and "
-        f"{stats.fix_requests} fix request(s); {stats.invalid} invalid on first reply, "
-        f"{stats.fixed} fixed, {stats.duplicates} duplicate(s) dropped",
-        err=True,
-    )

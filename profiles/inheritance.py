@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import ProfileConfig
+    from .config import PersonaModel
 
 __all__ = ["MERGED_FIELDS", "merge_configs"]
 
@@ -23,7 +23,7 @@ _OVERLAY_MAPPINGS = ("templates", "variables", "samples")
 
 
 def merge_configs(
-    configs: Sequence[ProfileConfig],
+    configs: Sequence[PersonaModel],
 ) -> tuple[dict[str, Any], dict[tuple[str, ...], tuple[str, int]]]:
     """The fields of `configs` combined, later winning, with where each surviving field was written.
 

@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Resolved
 from .errors import ProfilesError, RenderError, ResourceError, SecretError, TemplateNotFoundError
+from .fields import TemplateSource
+from .provenance import ExplainRow, explain_profile
 from .react import KEYWORDS
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
+from .resources import check_resources
 from .secrets import redact
-from .tools import Tool
+from .tools import Tool, ToolSpecError, parse_tools
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from .config import ProfileConfig, TemplateSource
-    from .provenance import ExplainRow
+    from .config import PersonaModel
 
 __all__ = ["DefaultProfile", "Profile", "build_profile"]
 
@@ -176,8 +178,6 @@ class DefaultProfile(Profile):
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
-        from .provenance import explain_profile
-
         return explain_profile(self)
 
     def _secret_values(self) -> list[Any]:
@@ -216,8 +216,6 @@ class DefaultProfile(Profile):
         Raises:
             RenderError: a template does not parse, or misses a variable its kind needs.
         """
-        from .config import TemplateSource
-
         replaced = dict(self.templates)
         for kind, template in templates.items():
             if isinstance(template, str):
@@ -316,8 +314,6 @@ class DefaultProfile(Profile):
             and "resources" not in caller
         ):
             return inputs, caller  # the persona's own tools, and no resources: the plan holds them
-        from .resources import check_resources
-
         inputs, caller = dict(inputs), dict(caller)
         given = inputs.pop("tools", None)
         if given is None:
@@ -496,7 +492,7 @@ def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: s
 
 
 def build_profile(
-    config: ProfileConfig,
+    config: PersonaModel,
     profile_id: Any,
     resolved: Mapping[str, Resolved],
     *,
@@ -545,8 +541,6 @@ def _has_text(value: Any) -> bool:
 
 
 def _checked_tools(value: Any) -> tuple[Tool, ...]:
-    from .tools import ToolSpecError, parse_tools
-
     try:
         return parse_tools(value)
     except ToolSpecError as exc:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
 from .dynconfig import DYNAMIC_KEYS
+from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
 from .providers.env import DEPLOYMENT_PATTERN
 
 __all__ = ["SCHEMA_ID", "persona_schema"]

@@ -9,7 +9,7 @@ import pytest
 
 from profiles import ExplainRow, explain, load_profile
 from profiles.cli import cli
-from profiles.config import PROFILE_FIELDS
+from profiles.fields import PROFILE_FIELDS
 
 
 def line_of(path: Path, prefix: str) -> int:

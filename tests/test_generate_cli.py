@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiles.cli import cli
-from profiles.generate import _progress
+from profiles.cli.progress import persona_progress as _progress
 from tests.llm_server import ChatServer, Empty, Status
 
 SECRET = "sk-test-Hx7Wq0Rr5n"

@@ -11,9 +11,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import PROFILE_FIELDS, ProfileConfig
 from ..context import Resolved
 from ..errors import FactoryError, ProfilesError
+from ..fields import PROFILE_FIELDS
+from ..profile_config import ProfileConfig
 from .base import ProfileFactory
 
 if TYPE_CHECKING:

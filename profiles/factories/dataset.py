@@ -31,9 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..config import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS, ProfileConfig
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
+from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
+from ..profile import build_profile
+from ..profile_config import ProfileConfig
+from ..resolve import choose_deployment, env_template_roots, resolve_fields
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
 
@@ -119,10 +122,10 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..loader import _read, safe_load
+    from ..safe_yaml import read_text, safe_load
 
     path = Path(path)
-    text = _read(path)
+    text = read_text(path)
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         data = safe_load(text)
@@ -466,14 +469,9 @@ class DatasetProfileFactory(ProfileFactory):
 
     def _settings(self, deployment: str | None = None) -> _Run:
         """What every row of one pass shares: the deployment, its base persona and template roots."""
-        from ..config import _env_template_roots
-        from ..providers.env import check_deployment
-
-        deployment = deployment if deployment is not None else os.environ.get("PROFILES_DEPLOYMENT") or None
-        if deployment is not None:
-            check_deployment(deployment)
+        deployment = choose_deployment(deployment)
         base = self.base.for_deployment(deployment) if self.base is not None else None
-        return _Run(deployment, base, _env_template_roots())
+        return _Run(deployment, base, env_template_roots())
 
     def _build(
         self,
@@ -485,8 +483,6 @@ class DatasetProfileFactory(ProfileFactory):
         fallbacks: Mapping[str, str],
         run: _Run,
     ) -> Profile:
-        from ..profile import build_profile
-
         base = run.base
         if base is None:
             config = ProfileConfig(**{**fallbacks, **values}, variables=variables)
@@ -507,7 +503,7 @@ class DatasetProfileFactory(ProfileFactory):
             update["deployments"] = {}
             config = base.model_copy(update=update)
         context = Context(deployment=run.deployment, base_dir=config._base_dir)
-        resolved = config.resolve(context)
+        resolved = resolve_fields(config, context)
         where = f"dataset:{self.label}:{raw.line}" if raw.line is not None else f"dataset:{self.label}"
         for name in values:
             column = columns.get(name)

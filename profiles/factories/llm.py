@@ -40,8 +40,8 @@ from .chat import ChatClient, ChatError, ChatReply
 from .json_reply import normalise_name, parse_json_reply, prompt_hash
 
 if TYPE_CHECKING:
-    from profiles.config import ProfileConfig
     from profiles.profile import Profile
+    from profiles.profile_config import ProfileConfig
 
 __all__ = [
     "GENERATED_FIELDS",
@@ -550,7 +550,7 @@ class LLMProfileFactory(ProfileFactory):
         language: str | None,
         model: str | None,
     ) -> Profile:
-        from profiles.config import ProfileConfig
+        from profiles.profile_config import ProfileConfig
 
         config = ProfileConfig.from_data(data, origin=str(origin))
         return config.create_profile(profile_id, language=language, model=model, overrides=dict(hints))
@@ -583,7 +583,7 @@ def _validate(item: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
     Problems are phrased for the model: they are sent back in the fix request.
     """
-    from profiles.config import ProfileConfig
+    from profiles.profile_config import ProfileConfig
     from profiles.rendering.renderer import has_template_syntax
 
     problems: list[str] = []
@@ -631,8 +631,8 @@ def _example_data(example: Mapping[str, Any] | ProfileConfig, index: int) -> dic
     Dynamic fields and texts holding template marks are left out: the model is asked for plain
     text, and a provider's value may be a secret.
     """
-    from profiles.config import ProfileConfig
     from profiles.dynconfig import ConfigInfo
+    from profiles.profile_config import ProfileConfig
 
     if isinstance(example, Mapping):
         try:

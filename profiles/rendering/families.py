@@ -133,7 +133,7 @@ def load_family_rules(roots: Iterable[Path]) -> FamilyRules:
 def _read_rules(path: Path) -> list[FamilyRule]:
     import yaml
 
-    from ..loader import safe_load
+    from ..safe_yaml import safe_load
 
     file = str(path)
     if path.stat().st_size > MAX_RULES_BYTES:

@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import BaseLoader, TemplateNotFound
 
 from ..errors import RenderError
-from .sandbox import MAX_SOURCE_CHARS
+from .budget import MAX_SOURCE_CHARS
 
 __all__ = ["ConfinedLoader"]
 

@@ -21,8 +21,9 @@ from jinja2 import TemplateSyntaxError, meta, nodes
 from jinja2.environment import Template
 
 from ..errors import RenderError, TemplateNotFoundError
+from .budget import RenderBudget, current_budget, output_limit, render_seconds
 from .loader import ConfinedLoader
-from .sandbox import RenderBudget, current_budget, make_environment, output_limit, render_seconds
+from .sandbox import make_environment
 from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_names
 
 if TYPE_CHECKING:

@@ -174,7 +174,7 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
 
 
 def _parse(path: Path) -> PromptRecord:
-    from ..loader import safe_load  # bounded: a store file is as untrusted as a persona
+    from ..safe_yaml import safe_load  # bounded: a store file is as untrusted as a persona
 
     try:
         document = safe_load(path.read_text(encoding="utf-8"))

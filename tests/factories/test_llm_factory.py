@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiles.config import ProfileConfig
+from profiles import ProfileConfig
 from profiles.errors import ConfigError, FactoryError
 from profiles.factories.chat import ChatClient
 from profiles.factories.json_reply import prompt_hash

@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from profiles.errors import ConfigError
-from profiles.loader import MAX_FILE_BYTES, MAX_YAML_DEPTH, load_profile, parse_profiles
+from profiles.loader import load_profile, parse_profiles
+from profiles.safe_yaml import MAX_FILE_BYTES, MAX_YAML_DEPTH
 
 BASE = "name: Ada\nrole: Analyst\n"
 
@@ -134,7 +135,7 @@ def test_unicode_names_load():
 
 def test_other_yaml_files_are_bounded_too():
     """Family rules, mapping and store files load through the same bounds, as YAML errors."""
-    from profiles.loader import safe_load
+    from profiles.safe_yaml import safe_load
 
     assert safe_load("a: [1, 2]\n") == {"a": [1, 2]}
     lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from profiles.cli.store import store as store_group
 from profiles.store import PromptStore
-from profiles.store.cli import store as store_group
 
 
 @pytest.fixture

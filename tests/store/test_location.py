@@ -63,7 +63,7 @@ def test_importing_the_store_package_does_not_load_sqlalchemy():
     import subprocess
     import sys
 
-    code = "import sys, profiles, profiles.store, profiles.store.cli; print('sqlalchemy' in sys.modules)"
+    code = "import sys, profiles, profiles.store, profiles.cli.store; print('sqlalchemy' in sys.modules)"
     root = Path(__file__).resolve().parents[2]
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .batch import BatchError, BatchOptions, BatchReport, parse_shard, run_batch
+from ..batch import BatchError, BatchOptions, BatchReport, parse_shard, run_batch
+from .progress import batch_progress
 
 __all__ = ["batch"]
 
@@ -142,33 +142,5 @@ def _summary(report: BatchReport) -> str:
 
 
 def _with_progress(options: BatchOptions) -> BatchReport:
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
-    class RateColumn(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            return Text(f"{task.speed or 0:,.0f} rows/s")
-
-    with Progress(
-        TextColumn("[bold]batch"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        task = bar.add_task("batch", total=None)
-
-        def progress(done: int, total: int | None) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with batch_progress() as progress:
         return run_batch(options, progress)

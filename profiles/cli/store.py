@@ -10,7 +10,9 @@ from typing import Any, BinaryIO
 
 import click
 
-from profiles.errors import ProfilesError
+from ..errors import ProfilesError
+from ..providers.store import LATEST, StoreProvider
+from ..store.location import open_store
 
 __all__ = ["StoreCommandError", "store"]
 
@@ -43,8 +45,6 @@ class _Opener:
 
     def __call__(self) -> Any:
         if self._store is None:
-            from profiles.store.location import open_store
-
             self._store = open_store(self.url)
         return self._store
 
@@ -138,8 +138,6 @@ def get(
     if deployment is not None:
         if label is not None or version is not None:
             raise click.UsageError("give --deployment, --label or --version, not several")
-        from profiles.providers.store import LATEST, StoreProvider
-
         chain = StoreProvider().chain_for(deployment)
         record, _ = opener().find(
             name, language=language, model=model, labels=[None if item == LATEST else item for item in chain]

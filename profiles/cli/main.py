@@ -1,0 +1,50 @@
+"""The `profiles` command: a thin layer that wires the library's steps and prints their results.
+
+Each command lives in a module of its own under `profiles.cli`; this one builds the group. Every
+`ProfilesError` is printed as one `Error: …` message with no traceback; the exit status is 2 for
+a mistake in the input and 1 for a fault of ours.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import ProfilesError
+from .batch import batch
+from .generate import generate
+from .group import ProfilesGroup
+from .personas import check, explain, render, schema, validate
+from .store import store
+
+__all__ = ["cli", "main"]
+
+
+@click.group(cls=ProfilesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agent-profiles", prog_name="profiles")
+def cli() -> None:
+    """Validate, render and explain LLM agent personas written in YAML.
+
+    \b
+    Examples:
+      profiles render profile_configs/summarizer.yaml --question "Summarize this"
+      profiles validate profile_configs/
+      profiles check profile_configs/
+      profiles explain profile_configs/summarizer.yaml --deployment prod
+      profiles schema > persona.schema.json
+      profiles store put summarizer/name --label production --file name.txt
+    """
+
+
+for _command in (render, validate, check, explain, schema, batch, generate, store):
+    cli.add_command(_command)
+
+
+def main() -> None:
+    """Entry point of the `profiles` console script."""
+    try:
+        cli.main(prog_name="profiles")
+    except ProfilesError as error:  # raised outside a subcommand, e.g. while parsing
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(error.exit_code)

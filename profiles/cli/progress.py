@@ -1,0 +1,53 @@
+"""Progress bars on standard error for the long commands (`batch`, `generate`), drawn with rich.
+
+The library reports progress through callbacks (`run_batch(options, progress)`) and iterators;
+these bars turn those reports into something a person watches. They draw only on a terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["batch_progress", "persona_progress"]
+
+
+def _columns(label: str, unit: str, digits: int) -> list[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.{digits}f} {unit}/s" if speed else f"- {unit}/s", style="progress.data.speed")
+
+    return [TextColumn(label), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeRemainingColumn()]
+
+
+@contextmanager
+def batch_progress() -> Iterator[Callable[[int, int | None], None]]:
+    """A bar for `profiles batch`; yields the `progress(done, total)` callback `run_batch` takes."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(*_columns("[bold]batch", "rows", 0), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("batch", total=None)
+
+        def progress(done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield progress
+
+
+def persona_progress() -> Any:
+    """A bar for `profiles generate` with rate and time left; silent when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    return Progress(
+        *_columns("personas", "personas", 2),
+        console=Console(file=sys.stderr),
+        disable=not sys.stderr.isatty(),
+    )

@@ -1,0 +1,273 @@
+"""The value types of persona fields and their validation: text, lists, templates, tools, folders.
+
+Each validator turns what YAML (or Python) gives into the one form the persona model holds, or
+raises a pydantic error whose message says what was expected and how to fix it; the persona
+model (`config.py`) attaches file, line and field path. Template files are read here, confined
+to the persona's folder, while the persona is validated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
+
+from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
+from .errors import ProfilesError
+from .tools import ToolSpecError, parse_tools
+
+__all__ = [
+    "LIST_FIELDS",
+    "MAX_TEMPLATE_BYTES",
+    "PROFILE_FIELDS",
+    "REQUIRED_FIELDS",
+    "TEMPLATE_SPECS",
+    "TEXT_FIELDS",
+    "TemplateSource",
+    "Text",
+    "TextList",
+    "TemplateRoots",
+    "Tools",
+    "base_dir_var",
+    "template_sources",
+    "type_name",
+]
+
+#: Fields holding one text each.
+TEXT_FIELDS = (
+    "name",
+    "role",
+    "goal",
+    "desc",
+    "expand_prompt",
+    "examples",
+    "retry_goal",
+    "language",
+    "model",
+    "avatar",
+)
+#: Fields holding a list of texts.
+LIST_FIELDS = ("constraints", "retry_constraints")
+#: Every field a profile resolves, in the order `explain` lists them.
+PROFILE_FIELDS = (
+    "name",
+    "role",
+    "goal",
+    "retry_goal",
+    "desc",
+    "constraints",
+    "retry_constraints",
+    "expand_prompt",
+    "examples",
+    "language",
+    "model",
+    "avatar",
+)
+#: Fields a persona needs unless a factory supplies them.
+REQUIRED_FIELDS = ("name", "role")
+
+
+def type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _dynamic(value: Mapping[str, Any], *, list_field: bool) -> ConfigInfo:
+    unknown = sorted(str(key) for key in value if key not in DYNAMIC_KEYS)
+    if unknown:
+        raise PydanticCustomError(
+            "dynamic_keys",
+            "unknown key(s) {keys} in a dynamic field; allowed keys are {allowed}",
+            {"keys": ", ".join(unknown), "allowed": ", ".join(DYNAMIC_KEYS)},
+        )
+    options = dict(value)
+    if list_field:
+        options.setdefault("is_list", True)
+    try:
+        return DynConfig(**options)
+    except ProfilesError as exc:
+        raise PydanticCustomError("dynamic_field", "{reason}", {"reason": exc.message}) from None
+
+
+def _text(value: Any) -> Any:
+    if value is None or isinstance(value, (str, ConfigInfo)):
+        return value
+    if isinstance(value, Mapping):
+        return _dynamic(value, list_field=False)
+    hint = "; join the items into one text" if isinstance(value, (list, tuple)) else "; quote it"
+    raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
+
+
+def _text_list(value: Any) -> Any:
+    if value is None or isinstance(value, ConfigInfo):
+        return value
+    if isinstance(value, Mapping):
+        return _dynamic(value, list_field=True)
+    if isinstance(value, str):
+        raise PydanticCustomError(
+            "list_type", "expected a list of texts, got one text; write it as a YAML list (- item)"
+        )
+    if not isinstance(value, (list, tuple)):
+        raise PydanticCustomError("list_type", "expected a list of texts, got {kind}", {"kind": type_name(value)})
+    bad = [index for index, item in enumerate(value) if not isinstance(item, str)]
+    if bad:
+        raise PydanticCustomError(
+            "list_item_type",
+            "is {kind}, expected text; quote it",
+            {"index": bad[0], "kind": type_name(value[bad[0]])},
+        )
+    return tuple(value)
+
+
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """A persona's own template for one prompt kind: its text and where it came from.
+
+    A template named `{store: key}` has no text yet (`store_key` is set): it is fetched from the
+    `store` provider at every `create_profile`, for that profile's language, model and deployment.
+    """
+
+    source: str
+    origin: str
+    store_key: str | None = None
+
+
+def _fail(code: str, message: str) -> PydanticCustomError:
+    """A validation error whose message is final text, not a template to fill in."""
+    return PydanticCustomError(code, message)
+
+
+def _confined(base_dir: Path, relative: str) -> Path:
+    """Resolve a persona-relative path, refusing anything that leads outside `base_dir`."""
+    pure = PurePosixPath(relative.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
+        raise _fail(
+            "template_path", f"template path {relative!r} must be relative to the persona's folder, without '..'"
+        )
+    root = base_dir.resolve()
+    target = (root / pure).resolve()
+    if target != root and root not in target.parents:
+        raise _fail("template_path", f"template path {relative!r} leads outside the persona's folder")
+    return target
+
+
+def _tool_list(value: Any) -> Any:
+    try:
+        return parse_tools(value)
+    except ToolSpecError as exc:
+        if exc.index is None:
+            raise PydanticCustomError("tools_type", "{reason}", {"reason": exc.reason}) from None
+        # list_item_type carries the index, so the issue points at the tool's own line
+        reason = f"tool {exc.name!r}: {exc.reason}" if exc.name else exc.reason
+        context = {"index": exc.index, "reason": reason}
+        raise PydanticCustomError("list_item_type", "{reason}", context) from None
+
+
+def _template_roots(value: Any) -> Any:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise PydanticCustomError(
+            "template_roots_type", "expected a list of folders relative to the persona, e.g. [templates]"
+        )
+    base_dir = base_dir_var.get() or Path.cwd()
+    roots = []
+    for index, item in enumerate(value):
+        if isinstance(item, Path) and item.is_absolute() and item.is_dir():
+            roots.append(item)  # already resolved, e.g. a config copied with model_copy
+            continue
+        if not isinstance(item, str) or not item.strip():
+            raise PydanticCustomError(
+                "list_item_type",
+                "is {kind}, expected a folder path",
+                {"index": index, "kind": type_name(item)},
+            )
+        root = _confined(Path(base_dir), item)
+        if not root.is_dir():
+            raise PydanticCustomError(
+                "list_item_type",
+                "template root '{path}' is not a folder next to the persona; create it or fix the path",
+                {"index": index, "path": item},
+            )
+        roots.append(root)
+    return tuple(roots)
+
+
+#: How a persona names its own template for a kind: a file next to it, inline text, or a store prompt.
+TEMPLATE_SPECS = ("file", "inline", "store")
+
+#: The folder a persona's template files are read from while it is being validated.
+base_dir_var: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
+
+#: Longest template file read from disk, in bytes.
+MAX_TEMPLATE_BYTES = 1_000_000
+
+
+def _read_template(base_dir: Path, relative: str) -> TemplateSource:
+    path = _confined(base_dir, relative)
+    try:
+        if path.stat().st_size > MAX_TEMPLATE_BYTES:
+            raise _fail("template_size", f"template file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _fail("template_missing", f"template file {relative!r} not found next to the persona") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(
+            "template_unreadable", f"template file {relative!r} cannot be read ({type(exc).__name__})"
+        ) from None
+    return TemplateSource(text, f"file:{relative}")
+
+
+def template_sources(value: Any) -> Any:
+    """Each prompt kind's `{file: path}`, `{inline: text}` or `{store: name}` as a `TemplateSource`."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError(
+            "templates_type",
+            "expected a mapping of prompt kind to {file: path}, {inline: text} or {store: prompt name}",
+        )
+    base_dir = base_dir_var.get() or Path.cwd()
+    result: dict[str, TemplateSource] = {}
+    for kind, spec in value.items():
+        if isinstance(spec, TemplateSource):
+            result[str(kind)] = spec
+            continue
+        if not isinstance(spec, Mapping) or len(spec) != 1 or next(iter(spec)) not in TEMPLATE_SPECS:
+            raise _fail(
+                "template_spec",
+                f"template for {str(kind)!r} must have one key: file (a path), inline (text) "
+                "or store (a prompt name)",
+            )
+        ((how, text),) = spec.items()
+        if not isinstance(text, str):
+            raise _fail("template_spec", f"template {how} for {str(kind)!r} must be text")
+        if how == "file":
+            result[str(kind)] = _read_template(Path(base_dir), text)
+        elif how == "store":
+            if not text.strip():
+                raise _fail("template_spec", f"template store for {str(kind)!r} must name a prompt")
+            result[str(kind)] = TemplateSource("", f"store:{text.strip()}", store_key=text.strip())
+        else:
+            result[str(kind)] = TemplateSource(text, "inline")
+    return result
+
+
+Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
+TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
+Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
+TemplateRoots = Annotated[tuple[Path, ...], BeforeValidator(_template_roots)]

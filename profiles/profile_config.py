@@ -1,0 +1,159 @@
+"""`ProfileConfig`: the persona model completed with `create_profile`, the call users make.
+
+The persona model (`config.PersonaModel`) only validates; resolution (`resolve`) turns it and a
+context into values; `profile.build_profile` turns those into an immutable profile. This module
+sits above all three and joins them, so no import runs upwards: `ProfileConfig.create_profile`
+keeps DB-GPT's name and signature and delegates to `create_profile` below.
+
+`create_profile` is cheap and deterministic, with no cache between calls for dynamic fields, so a
+changed environment variable shows at the next call. A persona without dynamic fields resolves
+the same way every time; its profile is built once per (language, model, template roots).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .config import PersonaModel
+from .context import Context, Resolved
+from .deployments import for_deployment
+from .errors import FactoryError, ProfilesError
+from .profile import Profile, build_profile
+from .resolve import choose_deployment, env_template_roots, fetch_templates, is_literal, resolve_fields
+from .secrets import redact
+
+__all__ = ["ProfileConfig", "create_profile"]
+
+#: How many (language, model, roots) contexts a literal persona keeps a built profile for.
+MAX_BUILT = 32
+
+#: Fields a factory is given, as keyword arguments.
+FACTORY_FIELDS = ("name", "role", "goal", "language", "model")
+
+
+class ProfileConfig(PersonaModel):
+    """A persona: literal values or `DynConfig` fields, validated at construction.
+
+    Unknown fields are refused. Without a factory, `name` and `role` are required. Text fields take
+    a string or a `ConfigInfo`; `constraints` and `retry_constraints` a list of strings or a
+    `ConfigInfo`. `templates` maps a prompt kind to `{file: path}`, `{inline: text}` or
+    `{store: name}`; `variables` holds defaults for template variables. `tools` lists the tools
+    the `react` prompt offers; `requires_resources` refuses a system prompt rendered without
+    resources; `template_roots` names folders (relative to the persona, inside its folder)
+    searched for `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments`
+    maps a deployment name to the fields it overrides, and `allow_secrets` names the secret fields
+    that may reach a prompt.
+    """
+
+    def create_profile(
+        self,
+        profile_id: Any = None,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        deployment: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Profile:
+        """Resolve every field for this context and return an immutable profile.
+
+        Precedence, first wins: `overrides` > the field's provider > the field's default. The
+        deployment is the argument, else `PROFILES_DEPLOYMENT`, else none; it picks the persona's
+        overlay under `deployments:` and the `.env.<deployment>` file the `env` provider reads. A
+        factory, when set, is called with keyword arguments and its non-None result wins over the
+        fields.
+
+        Raises:
+            ResolutionError: a provider failed or is unknown, or the deployment name is unsafe.
+            ConfigError: an override names an unknown field.
+            RenderError: a field's template syntax does not parse.
+        """
+        return create_profile(
+            self, profile_id, language=language, model=model, deployment=deployment, overrides=overrides
+        )
+
+    def for_deployment(self, deployment: str | None) -> ProfileConfig:
+        """This persona with `deployment`'s overlay applied; itself when there is none."""
+        return for_deployment(self, deployment)
+
+    def resolve(self, context: Context | None = None) -> dict[str, Resolved]:
+        """Each profile field's value and source for `context` (overlays are applied by `create_profile`)."""
+        return resolve_fields(self, context)
+
+
+def create_profile(
+    persona: PersonaModel,
+    profile_id: Any = None,
+    *,
+    language: str | None = None,
+    model: str | None = None,
+    deployment: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Profile:
+    """What `ProfileConfig.create_profile` does, for any persona model; see there."""
+    deployment = choose_deployment(deployment)
+    config = for_deployment(persona, deployment)
+    roots = (*config.template_roots, *env_template_roots())
+    if not overrides and is_literal(config):
+        return _literal_profile(config, profile_id, language, model, deployment, roots)
+    context = Context(
+        language=language,
+        model=model,
+        deployment=deployment,
+        base_dir=persona._base_dir,
+        overrides=dict(overrides or {}),
+    )
+    resolved = resolve_fields(config, context)
+    if config.factory is not None:
+        made = _call_factory(config, profile_id, resolved)
+        if made is not None:
+            return made
+    chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
+    templates = fetch_templates(config, chosen, lines=persona)
+    return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
+
+
+def _literal_profile(
+    config: PersonaModel,
+    profile_id: Any,
+    language: str | None,
+    model: str | None,
+    deployment: str | None,
+    roots: tuple[Path, ...],
+) -> Profile:
+    """A persona without dynamic fields resolves the same way every time: build it once per context."""
+    private = config.__pydantic_private__
+    built: dict[Any, Any] = private["_memo"].setdefault("built", {})
+    key = (language, model, roots)
+    profile = built.get(key)
+    if profile is None:
+        if len(built) >= MAX_BUILT:
+            built.clear()
+        context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
+        profile = built[key] = build_profile(config, None, resolve_fields(config, context), template_roots=roots)
+    return profile if profile_id is None else replace(profile, profile_id=profile_id)
+
+
+def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, Resolved]) -> Profile | None:
+    """Call the persona's factory with its resolved fields; a secret goes only where the persona allows."""
+    # a factory may send what it is given to a model
+    options = {
+        field: None if resolved[field].secret and field not in config.allow_secrets else resolved[field].value
+        for field in FACTORY_FIELDS
+    }
+    create = getattr(config.factory, "create_profile", None) or config.factory
+    try:
+        return create(profile_id, **options)  # type: ignore[no-any-return]
+    except ProfilesError:
+        raise
+    except Exception as exc:
+        secrets = [item.value for item in resolved.values() if item.secret]
+        raise FactoryError(
+            redact(
+                f"factory {type(config.factory).__name__} failed for profile {profile_id!r}: "
+                f"{type(exc).__name__}: {exc}",
+                secrets,
+            )
+        ) from exc

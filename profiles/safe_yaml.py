@@ -1,0 +1,322 @@
+"""YAML read safely and within bounds: the one way the project reads YAML it did not write.
+
+Persona files, mapping files, family rules and store exports all come from people and shared
+folders, so they are read with the safe loader (libyaml when present) and refused when they nest
+too deep or expand, through aliases, to too many values: a small alias bomb expands to billions.
+`read_documents` also reports duplicate keys (including keys that differ only in look-alike or
+invisible letters) instead of keeping the last one silently, and records the line each key is
+written on, for provenance and error messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError, ConfigIssue
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
+    "locator",
+    "read_documents",
+    "read_text",
+    "safe_load",
+]
+
+#: Largest persona file read, in bytes; personas are small and a huge file is a mistake or an attack.
+MAX_FILE_BYTES = 2_000_000
+
+#: Most values a document may hold once aliases are expanded; a small alias bomb expands to billions.
+MAX_YAML_NODES = 100_000
+
+#: Deepest nesting of mappings and lists in a document.
+MAX_YAML_DEPTH = 64
+
+# characters that do not show, or show as a line break: keys differing only by them look the same
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Mn"})
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Scalar, _Sequence, _Mapping = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+_STR_TAG, _SEQ_TAG, _MAP_TAG = "tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+def _plain_keys(node: yaml.MappingNode) -> bool:
+    """Whether every key is distinct plain text, checked in bulk: the case that needs no key checks."""
+    keys = [key_node.value for key_node, _ in node.value if key_node.__class__ is _Scalar and key_node.tag == _STR_TAG]
+    joined = "".join(keys)
+    return len(keys) == len(node.value) == len(set(keys)) and joined.isascii() and joined.isprintable()
+
+
+class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe loading that records duplicate keys instead of silently keeping the last one."""
+
+    def __init__(self, stream: str, nested: tuple[str, ...] = ()) -> None:
+        super().__init__(stream)
+        #: Top-level keys whose mappings of mappings get their keys' lines recorded too.
+        self.nested = nested
+        self.issues: list[ConfigIssue] = []
+        #: Per document, the line each field (and each overlay's field) is written on.
+        self.field_lines: list[dict[tuple[str, ...], int]] = []
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        # measured before anything is built: an alias bomb loads fast but is huge once walked
+        _measure(node)
+        # the nodes are at hand here, so recording field lines costs a walk over a few keys,
+        # not the second parse that recovering positions later would need
+        self.field_lines.append(_field_lines(node, self.nested))
+        try:
+            return self._build(node, {})
+        finally:
+            self.constructed_objects = {}
+            self.recursive_objects = {}
+
+    def _build(self, node: yaml.Node, built: dict[int, Any]) -> Any:
+        """Build plain text, lists and mappings directly; anything else the safe constructor builds.
+
+        PyYAML's generic construction costs more than parsing; persona files are almost all text,
+        lists and mappings, so those skip it. `built` keeps an aliased node one object, as PyYAML does.
+        """
+        kind = node.__class__
+        if kind is _Scalar:
+            return node.value if node.tag == _STR_TAG else self.construct_object(node, deep=True)
+        done = built.get(id(node))
+        if done is not None:
+            return done
+        if kind is _Sequence and node.tag == _SEQ_TAG:
+            items: list[Any] = []
+            built[id(node)] = items
+            items.extend(self._build(child, built) for child in node.value)
+            return items
+        if kind is _Mapping and node.tag == _MAP_TAG and _plain_keys(node):
+            mapping: dict[str, Any] = {}
+            built[id(node)] = mapping
+            for key_node, value_node in node.value:
+                mapping[key_node.value] = self._build(value_node, built)
+            return mapping
+        value = built[id(node)] = self.construct_object(node, deep=True)
+        return value
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if _plain_keys(node):
+            construct = self.construct_object
+            return {key_node.value: construct(value_node, deep=deep) for key_node, value_node in node.value}
+        return self._construct_checked(node, deep)
+
+    def _construct_checked(self, node: yaml.MappingNode, deep: bool) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        kept = []
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:merge":
+                kept.append((key_node, value_node))
+                continue
+            key = _key_identity(key_node.value) if isinstance(key_node, yaml.ScalarNode) else id(key_node)
+            if key in seen:
+                first = seen[key].start_mark.line + 1
+                shown = _shown(key_node.value)
+                same = "" if key_node.value == seen[key].value else ", differing only in hidden or look-alike letters"
+                self.issues.append(
+                    ConfigIssue(
+                        f"duplicate key {shown} (first at line {first}{same}); keep one of them",
+                        shown.strip("'\""),
+                        line=key_node.start_mark.line + 1,
+                        column=key_node.start_mark.column + 1,
+                    )
+                )
+                continue
+            seen[key] = key_node
+            kept.append((key_node, value_node))
+        node.value = kept
+        mapping = super().construct_mapping(node, deep=deep)
+        for key in mapping:
+            if not isinstance(key, str):
+                self.issues.append(
+                    ConfigIssue(
+                        f"key {key!r} is not text; quote it",
+                        line=node.start_mark.line + 1,
+                        column=node.start_mark.column + 1,
+                    )
+                )
+        return mapping
+
+
+class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The safe loader with the alias-expansion and depth bounds of persona files."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _measure(node)
+        return super().construct_document(node)
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
+
+    libyaml when present, with alias expansions and nesting bounded as in persona files; every
+    failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
+    """
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise yaml.YAMLError(f"nested too deeply to read; keep nesting under {MAX_YAML_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+
+
+def _key_identity(key: str) -> str:
+    """What a key looks like to a reader: NFKC-folded, without invisible characters or line breaks."""
+    if key.isascii() and key.isprintable():
+        return key  # the fast path: almost every key
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", key)
+    return "".join(char for char in folded if unicodedata.category(char) not in _INVISIBLE_CATEGORIES)
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value quoted for a message: escaped, so invisible characters show, and cut when long."""
+    text = ascii(value) if isinstance(value, str) and not value.isprintable() else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _measure(root: yaml.Node) -> None:
+    """Refuse a document that nests too deep or expands, through aliases, to too many values.
+
+    A level-by-level walk that counts an aliased node each time it is used, and stops at the first
+    bound passed, so it costs at most `MAX_YAML_NODES` steps; a self-referencing alias trips the
+    depth bound. Being iterative, a deep document raises `ConfigError`, never `RecursionError`.
+    """
+    level = [root]
+    depth = count = 0
+    mapping, sequence = yaml.MappingNode, yaml.SequenceNode
+    while level:
+        depth += 1
+        if depth > MAX_YAML_DEPTH:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"nested over {MAX_YAML_DEPTH} levels deep; flatten the structure", level[0].start_mark
+            )
+        below: list[yaml.Node] = []
+        for node in level:
+            kind = node.__class__
+            if kind is mapping:
+                for pair in node.value:
+                    below += pair
+            elif kind is sequence:
+                below += node.value
+        count += len(below)
+        if count > MAX_YAML_NODES:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"the document expands to over {MAX_YAML_NODES} values (aliases count each time they are "
+                "used); write the values out or shorten them",
+                below[0].start_mark,
+            )
+        level = below
+
+
+def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                yield key_node.value, key_node, value_node
+
+
+def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ...], int]:
+    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates."""
+    lines: dict[tuple[str, ...], int] = {}
+    for key, key_node, value_node in _keys(root):
+        lines.setdefault((key,), key_node.start_mark.line + 1)
+        if key in nested:
+            for deployment, deployment_node, overlay_node in _keys(value_node):
+                lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)
+                for field, field_node, _ in _keys(overlay_node):
+                    lines.setdefault((key, deployment, field), field_node.start_mark.line + 1)
+    return lines
+
+
+
+
+def read_documents(
+    text: str, file: str, *, nested: tuple[str, ...] = ()
+) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
+    loader = _CheckedLoader(text, nested)
+    try:
+        documents = []
+        while loader.check_data():
+            documents.append(loader.get_data())
+        return documents, loader.issues, loader.field_lines
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=file, line=line, column=column)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)) from None
+    except RecursionError:
+        raise ConfigError(
+            ConfigIssue(f"nested too deeply to read; keep nesting under {MAX_YAML_DEPTH} levels", file=file)
+        ) from None
+    finally:
+        loader.dispose()
+
+
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
+    """Map a field path in document `index` to (line, column), composing the YAML only now.
+
+    Paths in `key_locs` (unknown fields) point at their key; any other path at its value.
+    """
+    nodes = list(yaml.compose_all(text, Loader=_BaseLoader))
+    root = nodes[index] if index < len(nodes) else None
+
+    def locate(loc: tuple[Any, ...]) -> tuple[int | None, int | None]:
+        node = root
+        if node is None:
+            return None, None
+        for depth, part in enumerate(loc):
+            found = None
+            if isinstance(node, yaml.MappingNode):
+                for key_node, value_node in node.value:
+                    if isinstance(key_node, yaml.ScalarNode) and key_node.value == str(part):
+                        found = key_node if depth == len(loc) - 1 and loc in key_locs else value_node
+                        break
+            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+                found = node.value[part]
+            if found is None:
+                break
+            node = found
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    return locate
+
+
+def read_text(path: Path) -> str:
+    """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ConfigError(ConfigIssue("file not found; check the path", file=str(path))) from None
+    except OSError as exc:
+        raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    if size > MAX_FILE_BYTES:
+        raise ConfigError(
+            ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a persona", file=str(path))
+        )
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    try:
+        return raw.decode("utf-8-sig")  # a BOM some editors write is not part of the persona
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            ConfigIssue(f"not UTF-8 text (byte {exc.start}); save the file as UTF-8", file=str(path))
+        ) from None
