@@ -24,8 +24,9 @@ SECRET = "sk-test-Zq8u2ALw9X"
 ASK = [{"role": "user", "content": "Invent two personas."}]
 
 
+# a generous timeout: a busy machine must not turn a scripted reply into a retry; timeout tests pass their own
 def make_client(server: ChatServer, **kwargs) -> ChatClient:
-    options = {"timeout": 0.3, "max_retries": 2, "backoff": 0.01, "max_backoff": 0.05, "jitter_seed": 1}
+    options = {"timeout": 10.0, "max_retries": 2, "backoff": 0.01, "max_backoff": 0.05, "jitter_seed": 1}
     options.update(kwargs)
     return ChatClient(server.url, "test-model", **options)
 
@@ -93,7 +94,7 @@ def test_seed_temperature_and_format_are_sent(chat_server):
 def test_base_url_with_or_without_v1(chat_server, suffix, path):
     """/chat/completions is appended to the base URL, with or without /v1."""
     chat_server.script("ok")
-    with ChatClient(chat_server.root_url + suffix + "/", "m", timeout=0.3) as client:
+    with ChatClient(chat_server.root_url + suffix + "/", "m", timeout=10.0) as client:
         assert client.complete(ASK).content == "ok"
     assert chat_server.paths == [path]
 
@@ -101,7 +102,7 @@ def test_base_url_with_or_without_v1(chat_server, suffix, path):
 def test_full_endpoint_url_is_used_as_is(chat_server):
     """A base URL already ending in /chat/completions is not extended."""
     chat_server.script("ok")
-    with ChatClient(chat_server.url + "/chat/completions", "m", timeout=0.3) as client:
+    with ChatClient(chat_server.url + "/chat/completions", "m", timeout=10.0) as client:
         client.complete(ASK)
     assert chat_server.paths == ["/v1/chat/completions"]
 
