@@ -26,7 +26,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
                                            knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format
+    tools resources react                  tool specs, resources and the ReAct format,
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -41,8 +42,10 @@ from .errors import (
     ConfigIssue,
     DatasetRowError,
     FactoryError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -51,6 +54,7 @@ from .errors import (
     RowIssue,
     SecretError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -113,12 +117,14 @@ __all__ = [
     "FactoryError",
     "FieldMapping",
     "LLMProfileFactory",
+    "LabelConflictError",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -131,6 +137,7 @@ __all__ = [
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
