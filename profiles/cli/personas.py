@@ -115,20 +115,41 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
+@click.option(
+    "--snapshot",
+    "snapshot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write every rendered prompt (each persona × deployment × kind) to files in DIR.",
+)
+@click.option(
+    "--snapshot-check",
+    "snapshot_check_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Compare every rendered prompt with the snapshot in DIR; list and diff what changed, exit 2 if any.",
+)
+@store_option
+def check(
+    paths: tuple[Path, ...], snapshot_dir: Path | None, snapshot_check_dir: Path | None, store_url: str | None
+) -> None:
     """Load and render every persona in PATHS with its samples; list every problem, exit 2 if any.
 
     \b
-    Example:
+    Examples:
       profiles check profile_configs/
+      profiles check profile_configs/ --snapshot prompts.snapshot/
+      profiles check profile_configs/ --snapshot-check prompts.snapshot/
     """
     from ..check import check_paths
+    from .review import run_snapshot
 
-    report = check_paths(paths)
-    for file in report.checked:
-        click.echo(f"ok {file}")
-    if not report.ok:
-        raise ConfigError(report.issues)
+    with showing_warnings(), using_store(store_url):
+        report = check_paths(paths)
+        for file in report.checked:
+            click.echo(f"ok {file}")
+        if not report.ok:
+            raise ConfigError(report.issues)
+        if snapshot_dir is not None or snapshot_check_dir is not None:
+            run_snapshot(paths, snapshot_dir, snapshot_check_dir)
 
 
 @click.command()
