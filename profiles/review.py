@@ -65,6 +65,7 @@ class Side:
 
     def label(self, shown: Iterable[str] = ("deployment", "language", "model", "store_versions")) -> str:
         """`deployment=prod language=zh`, naming only the parts in `shown` that are set."""
+        shown = tuple(shown)
         parts = []
         for name in shown:
             value = getattr(self, name)
@@ -73,7 +74,11 @@ class Side:
                     parts.append(" ".join(f"{key}@v{version}" for key, version in sorted(value.items())))
             elif value is not None:
                 parts.append(f"{name}={value}")
-        return " ".join(parts) or "no deployment"
+        if parts:
+            return " ".join(parts)
+        if "store_versions" in shown:
+            return "as labelled"  # the side without pins reads what the labels say
+        return f"no {shown[0]}" if shown else "no deployment"
 
 
 @dataclass(frozen=True)
