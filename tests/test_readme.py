@@ -57,13 +57,15 @@ def _providers_as_before():
 
 @pytest.fixture(scope="module", autouse=True)
 def _no_snapshot_left():
-    """The snapshot example writes under build/ (ignored by git); it is removed before and after."""
+    """The snapshot and export examples write under build/ (ignored by git); removed before and after."""
     import shutil
 
-    folder = REPO / "build" / "prompt-snapshot"
-    shutil.rmtree(folder, ignore_errors=True)
+    folders = [REPO / "build" / "prompt-snapshot", REPO / "build" / "prompt-export"]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
     yield
-    shutil.rmtree(folder, ignore_errors=True)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_readme_has_examples():
