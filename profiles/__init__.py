@@ -17,14 +17,14 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
  6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    factories/                             personas from datasets, from an LLM, or several factories
+    report factories/                      diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
- 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
-                                           knows what a persona is
+ 1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
+                                           and LSH over texts; none knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
     tools resources react                  tool specs, resources and the ReAct format
 ```

@@ -20,8 +20,8 @@ from pydantic_core import PydanticCustomError
 from .errors import ConfigError, ConfigIssue
 from .fields import (
     PROFILE_FIELDS,
-    Metadata,
     REQUIRED_FIELDS,
+    Metadata,
     TemplateRoots,
     TemplateSource,
     Text,
