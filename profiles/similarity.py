@@ -9,10 +9,10 @@ entries estimates the Jaccard similarity within about ±0.04 (one standard devia
 Finding every pair above a threshold among n texts would take n²/2 comparisons; an LSH index cuts
 each signature into ``bands`` of ``rows`` entries and compares a text only with those that share a
 whole band with it, so adding a text costs about the same however many are indexed. Bands and rows
-are chosen for the threshold the way datasketch does (the least weighted sum of the chances of
-missing a similar pair and of comparing a dissimilar one), and every candidate is checked against
-the threshold with its signature, so LSH only ever saves work: it never reports a pair below the
-threshold.
+are chosen for the threshold as datasketch does (the least weighted sum of the chances of missing
+a similar pair and of comparing a dissimilar one), weighted towards not missing pairs, and every
+candidate is checked against the threshold with its signature, so LSH never reports a pair below
+the threshold.
 
 The implementation is numpy's: each text's shingles are hashed with a polynomial over its code
 points and finalised with MurmurHash3's mixer, and the 128 functions are multiply-shift hashes
@@ -178,8 +178,18 @@ def estimated_similarity(left: np.ndarray, right: np.ndarray) -> float:
     return float((left == right).mean())
 
 
+#: How much a missed similar pair weighs against a dissimilar pair compared, when choosing bands:
+#: a missed near-duplicate ends up in the output, a needless comparison costs a microsecond.
+FALSE_NEGATIVE_WEIGHT = 0.95
+
+
 def lsh_params(threshold: float, num_perm: int = NUM_PERM) -> tuple[int, int]:
-    """(bands, rows) for a threshold: the least sum of false-positive and false-negative areas."""
+    """(bands, rows) for a threshold: the least weighted sum of false-positive and false-negative areas.
+
+    The areas are datasketch's; the weights favour finding pairs (`FALSE_NEGATIVE_WEIGHT`): at
+    0.85 with 128 functions, 12 bands of 10 rows find a pair of similarity 0.9 with probability
+    0.994, where datasketch's equal weights (8 bands of 16) find it with 0.81.
+    """
     if not 0.0 < threshold < 1.0:
         raise FactoryError(f"a similarity threshold must be between 0 and 1, got {threshold}")
 
@@ -192,7 +202,7 @@ def lsh_params(threshold: float, num_perm: int = NUM_PERM) -> tuple[int, int]:
         for rows in range(1, num_perm // bands + 1):
             false_positive = area(lambda s, b=bands, r=rows: 1 - (1 - s**r) ** b, 0.0, threshold)
             false_negative = area(lambda s, b=bands, r=rows: 1 - (1 - (1 - s**r) ** b), threshold, 1.0)
-            error = 0.5 * false_positive + 0.5 * false_negative
+            error = (1 - FALSE_NEGATIVE_WEIGHT) * false_positive + FALSE_NEGATIVE_WEIGHT * false_negative
             if best is None or error < best[0]:
                 best = (error, bands, rows)
     assert best is not None

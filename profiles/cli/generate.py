@@ -64,7 +64,11 @@ OPTION_NAMES = {
     metavar="THRESHOLD",
     help="Remove personas whose text fields are this alike (estimated Jaccard of character shingles), e.g. 0.85.",
 )
-@click.option("--embeddings-url", metavar="URL", help="An OpenAI-compatible API root whose /embeddings also compares meaning.")
+@click.option(
+    "--embeddings-url",
+    metavar="URL",
+    help="An OpenAI-compatible API root whose /embeddings also compares meaning, e.g. http://localhost:8000/v1.",
+)
 @click.option("--embeddings-model", metavar="MODEL", help="The embedding model at --embeddings-url.")
 @click.option(
     "--embedding-threshold",

@@ -88,7 +88,8 @@ def show_report(result: DiversityReport, *, err: bool = False, title: str | None
     for item in result.histogram:
         share = item["count"] / most
         colour = "red" if item["from"] >= 0.8 else "yellow" if item["from"] >= 0.6 else "green"
-        table.add_row(f"{item['from']:.1f}–{item['to']:.1f}", f"{item['count']:,}", f"[{colour}]{_bar(share)}[/{colour}]")
+        bar = f"[{colour}]{_bar(share)}[/{colour}]"
+        table.add_row(f"{item['from']:.1f}–{item['to']:.1f}", f"{item['count']:,}", bar)
     console.print(table)
     if result.near_duplicates is not None:
         shares = ", ".join(f"≥ {level}: {_percent(share)}" for level, share in result.near_duplicates.items())

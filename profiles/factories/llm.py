@@ -487,7 +487,8 @@ class LLMProfileFactory(ProfileFactory):
             threshold=self.dedupe if dedupe else None,
             embed=self.embed if dedupe else None,
             embedding_threshold=self.embedding_threshold,
-            names=dedupe,
+            # a plan that draws names decides them: two slots may draw one row's name on purpose
+            names=dedupe and not (plan is not None and "name" in plan.field_map()),
         )
         if dedupe and self.examples:
             for number, (example, prepared) in enumerate(

@@ -373,11 +373,17 @@ class SamplingPlan:
         shown = []
         for name, dist in self.attributes.items():
             value = draw[name]
+            columns = (
+                [{"field": persona_field, "column": column} for persona_field, column in dist.fields.items()]
+                if isinstance(dist, DatasetRows)
+                else []
+            )
             shown.append(
                 {
                     "name": name,
                     "value": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False),
                     "field": fields.get(name),
+                    "columns": columns,
                     "description": dist.description,
                     "echo": name not in fields,
                 }
