@@ -69,7 +69,13 @@ def parse_attributes(text: str) -> dict[str, Any]:
 class PersonaWriter:
     """Answers persona requests; `fields` maps plan attributes to the persona fields they fill."""
 
-    def __init__(self, *, fields: dict[str, str] | None = None, delay: float = 0.0, rows_fields: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fields: dict[str, str] | None = None,
+        delay: float = 0.0,
+        rows_fields: dict[str, dict[str, str]] | None = None,
+    ) -> None:
         self.fields = dict(fields or {})
         self.rows_fields = dict(rows_fields or {})
         self.delay = delay

@@ -45,7 +45,8 @@ def edited(text: str, changes: int, seed: int = 0) -> str:
 def test_estimates_are_close_to_the_exact_similarity():
     """Over pairs from unrelated to almost equal, estimates stay within 0.15 of exact and 0.04 on average."""
     base = sentences(40)
-    texts = base + [edited(text, changes, seed) for seed, (text, changes) in enumerate(zip(base, range(40)))]
+    pairs = enumerate(zip(base, range(40), strict=True))
+    texts = base + [edited(text, changes, seed) for seed, (text, changes) in pairs]
     signatures = MinHasher().signatures(texts)
     errors = [
         abs(estimated_similarity(signatures[i], signatures[j]) - exact_jaccard(texts[i], texts[j]))

@@ -45,7 +45,8 @@ attributes:
 @pytest.fixture
 def plan_file(tmp_path: Path) -> Path:
     (tmp_path / "customers.csv").write_text(
-        "customer_id,contact_name,segment\n" + "".join(f"{n},Name {n},{'SMB' if n % 2 else 'Ent'}\n" for n in range(1, 8)),
+        "customer_id,contact_name,segment\n"
+        + "".join(f"{n},Name {n},{'SMB' if n % 2 else 'Ent'}\n" for n in range(1, 8)),
         encoding="utf-8",
     )
     path = tmp_path / "plan.yaml"
