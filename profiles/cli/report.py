@@ -38,7 +38,8 @@ def show_report(result: DiversityReport, *, err: bool = False, title: str | None
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stderr if err else sys.stdout, highlight=False)
+    # soft wrap: a long path in a line is printed whole, never broken into two lines
+    console = Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
     count = result.count
     heading = title or "personas"
     console.print(
