@@ -17,7 +17,7 @@ import pytest
 
 from profiles.cli import cli
 from profiles.factories.plan import parse_plan
-from tests.llm_server import ChatServer, Empty, Status
+from tests.llm_server import ChatServer, Status
 from tests.persona_writer import PersonaWriter
 
 REPO = Path(__file__).resolve().parent.parent
