@@ -214,9 +214,16 @@ def test_readme_command(runner, chat_server, tmp_path, monkeypatch, configs):
     monkeypatch.chdir(configs.parent)
     args = [str(tmp_path / arg) if arg in ("rules.txt", "personas.jsonl") else arg for arg in args]
     (tmp_path / "rules.txt").write_text("Staff of a small bookshop.", encoding="utf-8")
-    reply = lambda body: json.dumps([{"name": f"P{body['seed']}-{i}", "role": "r"} for i in range(5)])  # noqa: E731
-    chat_server.script(*[reply] * 4)
+    from collections import Counter
+
+    from tests.persona_writer import PersonaWriter
+
+    writer = PersonaWriter(fields={"locale": "language"})
+    chat_server.script(*[writer] * 40)
     result = runner.invoke(cli, args[1:])
     assert result.exit_code == 0, result.output
     lines = read_jsonl(tmp_path / "personas.jsonl")
-    assert len(lines) == 20 and lines[0]["name"] == "P1-0" and lines[-1]["_origin"]["seed"] == 4
+    assert len(lines) == 20 and lines[0]["_origin"]["seed"] == 1
+    assert sorted(line["_origin"]["draw"] for line in lines) == list(range(20))
+    assert Counter(line["language"] for line in lines) == {"en": 13, "zh": 7}  # 2:1 of 20
+    assert "nearest neighbour (all pairs)" in result.stderr

@@ -62,7 +62,9 @@ def show_report(result: DiversityReport, *, err: bool = False, title: str | None
                 row.append(f"[cyan]{_bar(share)}[/cyan]")
                 table.add_row(*row)
             console.print(table)
-            if attribute.largest_deviation is not None:
+            if attribute.largest_deviation is not None and abs(attribute.largest_deviation["points"]) < 0.05:
+                console.print("  every value on its target")
+            elif attribute.largest_deviation is not None:
                 deviation = attribute.largest_deviation
                 console.print(
                     f"  largest deviation: {deviation['value']} {deviation['points']:+.1f} points "
