@@ -68,6 +68,11 @@ _LAZY = {
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
+    "DistinctFilter": "factories.distinct",
+    "EmbeddingClient": "factories.embeddings",
+    "SamplingPlan": "factories.plan",
+    "diversity_report": "report",
+    "load_plan": "factories.plan",
     "Profile": "profile",
     "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
@@ -107,7 +112,9 @@ __all__ = [
     "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
+    "DistinctFilter",
     "DynConfig",
+    "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
@@ -128,6 +135,7 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "RowIssue",
+    "SamplingPlan",
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
@@ -139,8 +147,10 @@ __all__ = [
     "UnknownProviderError",
     "__version__",
     "check_paths",
+    "diversity_report",
     "explain",
     "load_mapping",
+    "load_plan",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -158,7 +168,10 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.distinct import DistinctFilter
+    from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
+    from .factories.plan import SamplingPlan, load_plan
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .profile_config import ProfileConfig
@@ -169,6 +182,7 @@ if TYPE_CHECKING:
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
+    from .report import diversity_report
     from .schema import persona_schema
     from .secrets import looks_like_credential
     from .store import PromptStore
