@@ -11,7 +11,7 @@ targets are ratios wherever a floor exists.
     python bench/run.py --quick    # fewer repeats and a 10,000-row batch, under a minute
     python bench/run.py --only system,import --json out.json
 
-Rows for DB-GPT, LangChain and Haystack run when the `bench` extra is installed
+Rows for DB-GPT, LangChain, Haystack and datasketch run when the `bench` extra is installed
 (`pip install -e ".[bench]"`) and are skipped otherwise.
 """
 

@@ -71,3 +71,18 @@ def test_deployment_overlay_cannot_set_metadata():
     with pytest.raises(ConfigError) as caught:
         parse_profiles("name: Ada\nrole: Clerk\ndeployments:\n  prod:\n    metadata: {a: 1}\n")
     assert "deployments.prod.metadata" in str(caught.value) and "unknown field" in str(caught.value)
+
+
+def test_batch_writes_the_base_personas_metadata(runner, tmp_path, write):
+    """`profiles batch` passes a base persona's metadata through to JSONL lines and persona files."""
+    from profiles.cli import cli
+
+    base = write("base.yaml", "name: A\nrole: R\nmetadata: {team: books, tags: [a, b]}\n")
+    rows = write("rows.csv", "goal\nHelp\n")
+    out = tmp_path / "o.jsonl"
+    assert runner.invoke(cli, ["batch", "--from", str(rows), "--base", str(base), "--out", str(out)]).exit_code == 0
+    (line,) = [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
+    assert line["persona"]["metadata"] == {"team": "books", "tags": ["a", "b"]}
+    folder = tmp_path / "folder"
+    assert runner.invoke(cli, ["batch", "--from", str(rows), "--base", str(base), "--out", str(folder)]).exit_code == 0
+    assert load_profile(folder / "1.yaml").metadata == {"team": "books", "tags": ["a", "b"]}
