@@ -76,6 +76,7 @@ REQUIRED_FIELDS = ("name", "role")
 
 
 def type_name(value: Any) -> str:
+    """What a value is, in the words of a persona author: "a number", "a list", "true/false"."""
     if isinstance(value, bool):
         return "true/false"
     if isinstance(value, (int, float)):
