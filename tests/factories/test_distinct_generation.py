@@ -230,3 +230,18 @@ def test_plan_that_draws_language_conflicts_with_a_fixed_language():
 
     with ChatServer() as server, pytest.raises(FactoryError, match="leave one of them out"):
         factory_for(server, count=2, plan=parse_plan(PLAN), language="en")
+
+
+def test_chinese_prompts_list_the_draws_too():
+    """With language="zh" the Chinese prompt lists each persona's attributes and asks for them back."""
+    plan = parse_plan("attributes:\n  temperament:\n    values: [calm, brisk]\n  age:\n    range: [20, 30]\n")
+    with ChatServer() as server:
+        factory = factory_for(server, count=2, batch_size=2, seed=4, plan=plan, language="zh")
+        draws = factory.draws()
+        server.script(json.dumps([{"name": f"人{index}", "role": "店员", "attributes": draw}
+                                  for index, draw in enumerate(draws)], ensure_ascii=False))
+        made = list(factory.generate())
+        prompt = server.requests[0]["messages"][0]["content"]
+    assert f"1. temperament：{draws[0]['temperament']}；age：{draws[0]['age']}" in prompt
+    assert '其余属性原样写入 "attributes"' in prompt and "标为字段的属性" not in prompt
+    assert [g.data["metadata"]["plan"] for g in made] == draws
