@@ -120,6 +120,8 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
+    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
@@ -601,6 +603,7 @@ def build_profile(
         tools=tuple(config.tools),
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
+        metadata=MappingProxyType(config.metadata),
         includes=MappingProxyType(dict(includes or {})),
         origin=MappingProxyType(dict(origin or {})),
     )
