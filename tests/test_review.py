@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from profiles import StoreProvider, parse_profiles
+from profiles import StoreProvider
 from profiles.cli import cli
 from profiles.review import MARKER, Side, compare_snapshot, diff_prompts, render_prompts, snapshot_prompts
 from profiles.store import PromptStore
@@ -202,9 +202,13 @@ def test_check_problems_come_before_the_snapshot(runner, tmp_path, write):
     assert result.exit_code == 2 and "nope" in result.stderr and not (tmp_path / "snaps").exists()
 
 
-def test_store_provider_fixture_is_not_leaked():
-    """The --store option of check puts the registered provider back."""
+def test_check_store_option_does_not_outlive_the_command(runner, write, sqlite_url):
+    """check --store answers `store` lookups for that command only."""
     from profiles.providers import get_provider
 
-    assert isinstance(get_provider("store"), StoreProvider) and get_provider("store").url is None
-    assert parse_profiles("name: A\nrole: R\n")
+    with PromptStore(sqlite_url) as store:
+        store.put("reviewer/system", "Hi {{ name }}.")
+    folder = write("p/r.yaml", "name: Ada\nrole: R\ntemplates:\n  system: {store: reviewer/system}\n").parent
+    before = get_provider("store")
+    assert runner.invoke(cli, ["check", str(folder), "--store", sqlite_url]).exit_code == 0
+    assert get_provider("store") is before and isinstance(before, StoreProvider)

@@ -3,7 +3,11 @@ labels, rollouts over several versions, and what put does with empty and unchang
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from profiles.errors import LabelConflictError, PromptNotFoundError, ProtectedLabelError, StoreError
 
@@ -205,3 +209,51 @@ def test_unchanged_content_adds_no_version_but_still_labels(store):
     assert again.version == 1 and again.labels == ("production",) and again.note == ""
     assert [record.version for record in store.history("s")] == [1]
     assert store.put("s", "one\n").version == 2  # any difference is a new version
+
+
+_operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), st.integers(1, 4)),
+        st.tuples(
+            st.just("rollout"), st.lists(st.tuples(st.integers(1, 4), st.integers(1, 9)), min_size=2, max_size=3)
+        ),
+        st.tuples(st.just("undo"), st.none()),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=_operations)
+def test_the_move_log_tells_the_whole_story(store, operations):
+    """Whatever sequence of moves, rollouts and undos: the log counts without a gap, each move starts
+    where the one before it ended, and the last one ends where the label points."""
+    name = f"p{uuid.uuid4().hex[:10]}"
+    for text in ("one", "two", "three", "four"):
+        store.put(name, text)
+    for kind, argument in operations:
+        try:
+            if kind == "set":
+                store.set_label(name, "production", argument)
+            elif kind == "rollout":
+                store.rollout(name, "production", argument)
+            else:
+                store.undo_label(name, "production")
+        except StoreError as exc:  # an undo with nothing left, or a rollout naming a version twice
+            assert "no recorded move left" in str(exc) or "each version once" in str(exc)
+    moves = store.moves(name, label="production")
+    assert [move.seq for move in moves] == list(range(1, len(moves) + 1))
+    previous = "-"
+    for move in moves:
+        assert move.before == previous
+        previous = move.after
+    try:
+        found = store.match(name, labels=["production"])
+    except PromptNotFoundError:
+        assert previous == "-"
+    else:
+        now = ",".join(f"v{arm.record.version}:{arm.weight}" for arm in found.arms) if found.is_rollout else (
+            f"v{found.arms[0].record.version}"
+        )
+        assert now == previous
