@@ -762,7 +762,10 @@ class PromptStore:
                         )
                 for label, target in sorted(record.labels.items()):
                     _check_label(label)
-                    arms = _check_arms(target) if isinstance(target, dict) else ((target, 1),)
+                    try:
+                        arms = _check_arms(target) if isinstance(target, dict) else ((target, 1),)
+                    except StoreError as exc:
+                        raise StoreError(f"{record.source}: label {label!r}: {exc.message}") from None
                     for number, _weight in arms:
                         if number not in present:
                             raise StoreError(

@@ -257,3 +257,15 @@ def test_the_move_log_tells_the_whole_story(store, operations):
             f"v{found.arms[0].record.version}"
         )
         assert now == previous
+
+
+def test_a_bad_rollout_in_an_export_names_the_file(store, tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "s.yaml").write_text(
+        "name: s\nlanguage: ''\nmodel: ''\nlabels:\n  production: {1: 0}\nversions:\n"
+        "- {version: 1, created_at: '2026-01-05T10:00:00+00:00', author: '', note: '', content: one}\n"
+    )
+    with pytest.raises(StoreError, match=r"s\.yaml: label 'production': the weight of v1"):
+        store.import_(folder)
+    assert store.list() == ()
