@@ -22,7 +22,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,6 +63,9 @@ LABELS_ENV = "PROFILES_STORE_LABELS"
 
 #: Seconds an answer (or a failure) is kept before the store is asked again.
 DEFAULT_TTL = 5.0
+
+#: Most label chains remembered per provider (one per deployment and labels setting seen).
+_MEMO_LIMIT = 256
 
 
 class StaleStoreWarning(UserWarning):
@@ -108,6 +111,8 @@ class _Entry:
     checked: float
     good: LabelMatch | None  # the last answer the store actually gave
     failure: StoreError | None = None  # set while the store is unreachable
+    #: The answer per (arm, whether a rollout key was given): what `find` returns, made once.
+    answers: dict[tuple[int, bool], Resolved | None] = field(default_factory=dict)
 
 
 class StoreProvider(ConfigProvider):
@@ -146,6 +151,8 @@ class StoreProvider(ConfigProvider):
         self._stores: dict[str, PromptStore] = {}
         self._cache: dict[tuple[str, ...], _Entry] = {}
         self._down: dict[str, tuple[float, StoreError]] = {}
+        #: The chain per (deployment, PROFILES_STORE_LABELS as read), so a lookup parses neither.
+        self._chain_memo: dict[tuple[str | None, str], tuple[str, ...]] = {}
 
     # -- the ConfigProvider contract --------------------------------------------------------------
 
@@ -160,21 +167,34 @@ class StoreProvider(ConfigProvider):
         Raises:
             ResolutionError: no store is configured, or `PROFILES_STORE_LABELS` is malformed.
         """
-        url = self._url()
-        chain = self.chain_for(context.deployment)
-        _check_key(key, context)
+        url = self.url if self.url is not None else self._url()
+        deployment = context.deployment
+        raw = os.environ.get(LABELS_ENV, "")
+        chain = self._chain_memo.get((deployment, raw))
+        if chain is None:
+            chain = self.chain_for(deployment)
         pinned = context.store_versions.get(key) if context.store_versions else None
-        cache_key = (
-            url, key, context.language or "", context.model or "", context.deployment or "", pinned, *chain
-        )
+        cache_key = (url, key, context.language or "", context.model or "", deployment or "", pinned, *chain)
         now = time.monotonic()
-        with self._lock:
-            entry = self._cache.get(cache_key)
+        # a hit needs no lock (a dict read is atomic) and no key check: the entry exists only
+        # because the same key, language and model passed the check when it was asked
+        entry = self._cache.get(cache_key)
         if entry is None or now - entry.checked >= self.ttl:
+            _check_key(key, context)
             entry = self._ask(url, key, context, chain, pinned, entry, now)
             with self._lock:
                 self._cache[cache_key] = entry
-        return _answer(key, entry, context.rollout_key, pinned)
+        match = entry.match
+        if match is None and entry.failure is None:
+            return None
+        index = 0 if match is None or len(match.arms) == 1 else match.pick(context.rollout_key)
+        # the answer per arm is made once per entry: a thousand lookups share one Resolved
+        answers = entry.answers
+        which = (index, context.rollout_key is None)
+        found = answers.get(which)
+        if found is None:
+            found = answers[which] = _answer(key, entry, context.rollout_key, pinned)
+        return found
 
     def _ask(
         self,
@@ -222,7 +242,12 @@ class StoreProvider(ConfigProvider):
         raw = os.environ.get(LABELS_ENV, "")
         if raw.strip():
             chains = {**chains, **parse_label_chains(raw)}
-        return label_chain(deployment, chains)
+        chain = label_chain(deployment, chains)
+        with self._lock:
+            if len(self._chain_memo) >= _MEMO_LIMIT:
+                self._chain_memo.clear()
+            self._chain_memo[deployment, raw] = chain
+        return chain
 
     def clear_cache(self) -> None:
         """Forget every cached answer, including the last good ones kept for outages."""

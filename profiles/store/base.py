@@ -45,6 +45,8 @@ from profiles.store.models import (
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
+    from profiles.store.lookup import BestMatch
+
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "MAX_ARMS", "PromptStore"]
 
 #: Seconds a writer waits for another process's lock before a "locked" StoreError.
@@ -142,6 +144,7 @@ class PromptStore:
         from profiles.store.engine import create_store_engine
 
         self._backend = create_store_engine(url, lock_timeout=lock_timeout, create=create)
+        self._reader: BestMatch | None = None
         try:
             self._open(create)
         except BaseException:
@@ -165,7 +168,7 @@ class PromptStore:
     def _run(self, work: Callable[[Connection], T], *, write: bool = False) -> T:
         """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` on SQLite for writes), retrying a
         write that lost a race for a unique key, and translating database errors to StoreError."""
-        from sqlalchemy.exc import IntegrityError
+        from sqlalchemy.exc import DBAPIError, IntegrityError
 
         from profiles.store.failures import translate_errors
         from profiles.store.sqlite import WRITE_OPTION
@@ -175,16 +178,34 @@ class PromptStore:
             attempt = 0
             while True:
                 attempt += 1
+                committing = False
                 try:
                     with backend.engine.connect() as conn:
                         if write:
                             conn = conn.execution_options(**{WRITE_OPTION: True})
                         with conn.begin():
-                            return work(conn)
+                            result = work(conn)
+                            committing = True
+                        return result
                 except IntegrityError:
                     if not write or attempt >= _WRITE_ATTEMPTS:
                         raise
                     time.sleep(random.uniform(0, 0.005 * attempt))
+                except DBAPIError as exc:
+                    # a pooled connection the server dropped (there is no pre-ping): nothing was
+                    # committed, so the work runs once more on a fresh connection; a failure while
+                    # committing is not retried, since the commit may have happened
+                    if not exc.connection_invalidated or committing or attempt > 1:
+                        raise
+
+    def _lookup(self) -> BestMatch:
+        """The one-statement reader of ``match``, made at the first lookup."""
+        reader = self._reader
+        if reader is None:
+            from profiles.store.lookup import BestMatch
+
+            reader = self._reader = BestMatch(self._backend)
+        return reader
 
     @property
     def url(self) -> str:
@@ -564,43 +585,16 @@ class PromptStore:
         Raises:
             PromptNotFoundError: nothing matches; the message lists what was tried.
         """
-        from profiles.store import queries
-
         chain = [None if label is None else _check_label(label) for label in labels]
         if version is not None:
             _check_version(version)
         candidates = list(candidate_keys(name, language, model))
 
-        def read(conn: Connection) -> LabelMatch | None:
-            ids = queries.find_prompt_ids(conn, candidates)
-            maps = queries.label_map(conn, list(ids.values()))
-            rollouts = queries.arm_map(conn, list(ids.values()))
-            for key in candidates:
-                prompt_id = ids.get(key)
-                if prompt_id is None:
-                    continue
-                if version is not None:
-                    found = queries.read_version(conn, key, prompt_id, version)
-                    if found is not None:
-                        return LabelMatch(None, (Arm(found),))
-                    continue
-                for label in chain:
-                    wanted = None if label is None else maps[prompt_id].get(label)
-                    if label is not None and wanted is None:
-                        continue
-                    arms = rollouts[prompt_id].get(label, ()) if label is not None else ()
-                    if arms:
-                        records = [queries.read_version(conn, key, prompt_id, number) for number, _ in arms]
-                        if all(record is not None for record in records):
-                            weights = [weight for _, weight in arms]
-                            pairs = zip(records, weights, strict=True)
-                            return LabelMatch(label, tuple(Arm(record, weight) for record, weight in pairs))
-                    found = queries.read_version(conn, key, prompt_id, wanted)
-                    if found is not None:
-                        return LabelMatch(label, (Arm(found),))
-            return None
-
-        found = self._run(read)
+        reader = self._reader or self._lookup()
+        try:
+            found = reader.read(candidates, None if version is not None else chain, version)
+        except reader.failures as exc:  # as translate_errors does, without a context manager per read
+            raise StoreError(self._backend.describe(exc)) from exc
         if found is None:
             if version is not None:
                 wanted = f"version {version}"

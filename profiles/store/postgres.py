@@ -36,7 +36,10 @@ def create_postgres_engine(url: URL) -> Engine:
             "install it with `pip install 'agent-profiles[postgres]'`"
         ) from exc
     url = url.set(drivername="postgresql+psycopg")
-    return create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+    # No pre-ping: it costs a round trip per checkout, as much as a lookup itself. A pooled
+    # connection the server dropped fails its first statement instead; the store throws it away
+    # and runs that work once more on a new one (PromptStore._run, lookup.BestMatch).
+    return create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT})
 
 
 def describe_postgres_error(error: BaseException, url: URL) -> str:
