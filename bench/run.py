@@ -28,7 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -98,19 +99,20 @@ class Settings:
 _clock = time.process_time
 
 
-def _per_call(fn: Callable[[], Any], number: int) -> float:
-    start = _clock()
+def _per_call(fn: Callable[[], Any], number: int, clock: Callable[[], float] | None = None) -> float:
+    clock = clock or _clock
+    start = clock()
     for _ in range(number):
         fn()
-    return (_clock() - start) / number
+    return (clock() - start) / number
 
 
-def _calls_per_batch(fn: Callable[[], Any], seconds: float) -> int:
+def _calls_per_batch(fn: Callable[[], Any], seconds: float, clock: Callable[[], float] | None = None) -> int:
     """How many calls fill about `seconds`; a batch that short keeps the timer's cost out."""
     fn()  # warm: first calls compile and fill caches, which is not what a row measures
     number = 1
     while True:
-        took = _per_call(fn, number) * number
+        took = _per_call(fn, number, clock) * number
         if took >= seconds / 4 or number >= 1_000_000:
             return max(1, int(number * seconds / max(took, 1e-9)))
         number *= 4
@@ -122,17 +124,25 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def _paired(
-    subject: Callable[[], Any], floor: Callable[[], Any], settings: Settings, repeats: int | None = None
+    subject: Callable[[], Any],
+    floor: Callable[[], Any],
+    settings: Settings,
+    repeats: int | None = None,
+    clock: Callable[[], float] | None = None,
 ) -> tuple[list[float], list[float]]:
-    """Per-call seconds of `subject` and `floor`, batches interleaved so drift hits both alike."""
+    """Per-call seconds of `subject` and `floor`, batches interleaved so drift hits both alike.
+
+    `clock` is CPU time unless given: rows that wait on a server pass wall time, since the round
+    trips are what they cost.
+    """
     repeats = repeats or settings.repeats
     gc.collect()
-    n_subject = _calls_per_batch(subject, settings.batch_seconds)
-    n_floor = _calls_per_batch(floor, settings.batch_seconds)
+    n_subject = _calls_per_batch(subject, settings.batch_seconds, clock)
+    n_floor = _calls_per_batch(floor, settings.batch_seconds, clock)
     subject_times, floor_times = [], []
     for _ in range(repeats):
-        subject_times.append(_per_call(subject, n_subject))
-        floor_times.append(_per_call(floor, n_floor))
+        subject_times.append(_per_call(subject, n_subject, clock))
+        floor_times.append(_per_call(floor, n_floor, clock))
     return subject_times, floor_times
 
 
@@ -295,16 +305,19 @@ def _literal_config() -> Any:
     return config
 
 
-def _plain_floor(config: Any) -> Callable[[], Any]:
-    values = {name: value for name, value in config.create_profile().values.items()}
-    return lambda: _PlainProfile(**values)
-
-
 def row_create_literal(settings: Settings) -> list[Row]:
-    """create_profile() with literal fields: should cost little more than building a record."""
+    """create_profile() with literal fields, which hands back the profile it made before.
+
+    So the floor does the same: the deployment from the environment, then one dict lookup.
+    """
     config = _literal_config()
-    row = Row("create_literal", "create_profile(), literal fields", "µs", floor_label="frozen dataclass")
-    row = _timed_row(row, *_paired(config.create_profile, _plain_floor(config), settings), 1e6, None)
+    made = {None: config.create_profile()}
+
+    def floor() -> Any:
+        return made.get(os.environ.get("PROFILES_DEPLOYMENT"))
+
+    row = Row("create_literal", "create_profile(), literal fields", "µs", floor_label="env read + dict lookup")
+    row = _timed_row(row, *_paired(config.create_profile, floor, settings), 1e6, None)
     row.target = "< 15 µs"
     row.passed = row.median is not None and row.median < 15
     return [row]
@@ -315,17 +328,281 @@ def row_create_env(settings: Settings) -> list[Row]:
     from profiles import load_profile
 
     config = load_profile(CONFIGS / "summarizer.yaml")
-    row = Row("create_env", "create_profile(), env field", "µs", floor_label="frozen dataclass")
+    row = Row("create_env", "create_profile(), env field", "µs", floor_label="frozen dataclass + os.environ.get")
     previous = os.environ.get("SUMMARY_PROFILE_NAME")
     os.environ["SUMMARY_PROFILE_NAME"] = "Plato"
     try:
         assert config.create_profile().get_name() == "Plato"
-        return [_timed_row(row, *_paired(config.create_profile, _plain_floor(config), settings), 1e6, None)]
+        values = dict(config.create_profile().values)
+
+        def floor() -> Any:  # the least work: a new record, its one dynamic value read from the environment
+            return _PlainProfile(**{**values, "name": os.environ.get("SUMMARY_PROFILE_NAME") or "Aristotle"})
+
+        return [_timed_row(row, *_paired(config.create_profile, floor, settings), 1e6, 3)]
     finally:
         if previous is None:
             del os.environ["SUMMARY_PROFILE_NAME"]
         else:
             os.environ["SUMMARY_PROFILE_NAME"] = previous
+
+
+@dataclass(frozen=True, slots=True)
+class _SlottedProfile:
+    """The memory floor of a held profile: the same twelve values in a slotted frozen record."""
+
+    name: Any
+    role: Any
+    goal: Any
+    retry_goal: Any
+    desc: Any
+    constraints: Any
+    retry_constraints: Any
+    expand_prompt: Any
+    examples: Any
+    language: Any
+    model: Any
+    avatar: Any
+
+
+def row_memory(settings: Settings) -> list[Row]:
+    """Bytes each held profile adds (env field, a distinct name each), against a slotted record."""
+    import tracemalloc
+
+    from profiles import load_profile
+
+    config = load_profile(CONFIGS / "summarizer.yaml")
+    count = 2_000 if settings.quick else 10_000
+    previous = os.environ.get("SUMMARY_PROFILE_NAME")
+    names = [f"Plato {index}" for index in range(count)]  # made before, so neither side pays for them
+
+    def held(make: Callable[[str], Any]) -> float:
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [make(name) for name in names]
+        after = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        assert len(kept) == count
+        return (after - before) / count
+
+    def ours(name: str) -> Any:
+        os.environ["SUMMARY_PROFILE_NAME"] = name
+        return config.create_profile()
+
+    try:
+        ours("warm")
+        values = dict(config.create_profile().values)
+        subject = held(ours)
+
+        def plain(name: str) -> Any:  # the same environment read, so both hold a string of their own
+            os.environ["SUMMARY_PROFILE_NAME"] = name
+            return _SlottedProfile(**{**values, "name": os.environ.get("SUMMARY_PROFILE_NAME")})
+
+        floor = held(plain)
+    finally:
+        if previous is None:
+            os.environ.pop("SUMMARY_PROFILE_NAME", None)
+        else:
+            os.environ["SUMMARY_PROFILE_NAME"] = previous
+    row = Row("memory", "memory per held profile", "B", floor_label="slotted frozen dataclass")
+    row.median = subject
+    row.floor = floor
+    row.ratio = subject / floor if floor else None
+    row.samples = count
+    row.target = "≤ 2× floor"
+    row.passed = row.ratio is not None and row.ratio <= 2
+    return [row]
+
+
+# the prompt store --------------------------------------------------------------------------
+
+
+#: The store key of the summarizer's name in the store rows.
+_STORE_KEY = "summarizer/name"
+
+#: The least a label lookup can ask of the database: one exact key, one label, one join.
+_RAW_SELECT = (
+    "SELECT v.version, v.content, v.created_at, v.author, v.note FROM profiles_prompts p "
+    "JOIN profiles_prompt_labels l ON l.prompt_id = p.id "
+    "JOIN profiles_prompt_versions v ON v.prompt_id = p.id AND v.version = l.version "
+    "WHERE p.name = {p} AND p.language = {p} AND p.model = {p} AND l.label = {p}"
+)
+
+
+def _fill_store(url: str) -> None:
+    """A store as a team keeps one: a few versions, a staging and a production label, a Chinese key."""
+    from profiles.store import PromptStore
+
+    with PromptStore(url) as store:
+        for number in range(1, 4):
+            store.put(_STORE_KEY, f"Plato {number}", author="bench")
+        store.set_label(_STORE_KEY, "production", 2)
+        store.set_label(_STORE_KEY, "staging", 3)
+        store.put(_STORE_KEY, "柏拉图", language="zh", label="production")
+        store.put("summarizer/goal", "Summarize.", label="production")
+
+
+def _store_get_row(row: Row, url: str, floor: Callable[[], Any], settings: Settings, clock: Any, target: float) -> Row:
+    from profiles.store import PromptStore
+
+    store = PromptStore(url, create=False)
+    try:
+        found = store.get(_STORE_KEY, label="production")
+        row.extra["same_output"] = (found.version, found.content) == tuple(floor()[:2])
+
+        def subject() -> Any:
+            return store.get(_STORE_KEY, label="production")
+
+        return _timed_row(row, *_paired(subject, floor, settings, clock=clock), 1e6, target)
+    finally:
+        store.close()
+
+
+def row_store_get_sqlite(settings: Settings) -> list[Row]:
+    """PromptStore.get by label on a SQLite file against one raw SELECT on an open connection."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory(prefix="profiles-bench-store-") as tmp:
+        path = Path(tmp) / "store.db"
+        url = f"sqlite:///{path}"
+        _fill_store(url)
+        raw = sqlite3.connect(path)
+        sql = _RAW_SELECT.format(p="?")
+        try:
+            row = Row("store_get_sqlite", "PromptStore.get, SQLite", "µs", floor_label="one raw SELECT")
+            return [_store_get_row(
+                row, url, lambda: raw.execute(sql, (_STORE_KEY, "", "", "production")).fetchone(), settings, None, 3
+            )]
+        finally:
+            raw.close()
+
+
+def _postgres_base() -> str | None:
+    return os.environ.get("PROFILES_BENCH_POSTGRES_URL") or os.environ.get("PROFILES_TEST_POSTGRES_URL")
+
+
+def row_store_get_postgres(settings: Settings) -> list[Row]:
+    """PromptStore.get by label on PostgreSQL against one raw SELECT (wall time: round trips count)."""
+    row = Row("store_get_postgres", "PromptStore.get, PostgreSQL", "µs", floor_label="one raw SELECT")
+    base = _postgres_base()
+    if not base:
+        row.status = "skipped"
+        row.note = "skipped: set PROFILES_BENCH_POSTGRES_URL (or PROFILES_TEST_POSTGRES_URL)"
+        return [row]
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        url = f"{base}{'&' if '?' in base else '?'}options={quote(f'-csearch_path={schema}')}"
+        _fill_store(url)
+        plain = make_url(base).set(drivername="postgresql").render_as_string(hide_password=False)
+        raw = psycopg.connect(plain, options=f"-csearch_path={schema}", autocommit=True)
+        sql = _RAW_SELECT.format(p="%s")
+        try:
+            floor = lambda: raw.execute(sql, (_STORE_KEY, "", "", "production")).fetchone()  # noqa: E731
+            return [_store_get_row(row, url, floor, settings, time.perf_counter, 1.5)]
+        finally:
+            raw.close()
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def _store_persona(url: str, ttl: float) -> tuple[Any, Any]:
+    """The summarizer with its name read from the store, and the provider it reads through."""
+    from profiles import StoreProvider, parse_profiles, register_provider
+
+    text = _LITERAL_PERSONA.replace(
+        "key: SUMMARY_PROFILE_NAME\n  provider: env", f"key: {_STORE_KEY}\n  provider: store"
+    )
+    (config,) = parse_profiles(text, file="summarizer-store.yaml", base_dir=CONFIGS)
+    provider = StoreProvider(url, ttl=ttl)
+    register_provider("store", provider)
+    return config, provider
+
+
+@contextmanager
+def _cached_store_persona() -> Iterator[tuple[Any, Any]]:
+    """The store-backed summarizer with its provider's cache filled for the `prod` deployment."""
+    from profiles import StoreProvider, register_provider
+    from profiles.context import Context
+
+    with tempfile.TemporaryDirectory(prefix="profiles-bench-store-") as tmp:
+        url = f"sqlite:///{Path(tmp) / 'store.db'}"
+        _fill_store(url)
+        config, provider = _store_persona(url, ttl=3600)
+        try:
+            assert provider.find(_STORE_KEY, Context(deployment="prod")).value == "Plato 2"
+            yield config, provider
+        finally:
+            provider.close()
+            register_provider("store", StoreProvider())
+
+
+def row_store_hit(settings: Settings) -> list[Row]:
+    """The store provider answering from its TTL cache, against the dict lookup a cache needs."""
+    from profiles.context import Context
+
+    with _cached_store_persona() as (_config, provider):
+        context = Context(deployment="prod")
+        cache = {_STORE_KEY: "Plato 2"}
+        row = Row("store_hit", "store lookup, TTL-cache hit", "µs", floor_label="dict lookup")
+        times = _paired(lambda: provider.find(_STORE_KEY, context), lambda: cache.get(_STORE_KEY), settings)
+        row = _timed_row(row, *times, 1e6, None)
+        row.target = "≤ 5 µs"
+        row.passed = row.median is not None and row.median <= 5
+        return [row]
+
+
+def row_create_store_hit(settings: Settings) -> list[Row]:
+    """create_profile() with its name from the store, answered from the provider's cache."""
+    with _cached_store_persona() as (config, _provider):
+        profile = config.create_profile(deployment="prod")
+        assert profile.get_name() == "Plato 2"
+        values = dict(profile.values)
+        cache = {_STORE_KEY: "Plato 2"}
+
+        def floor() -> Any:  # the least work: a new record, its one dynamic value from a cache
+            return _PlainProfile(**{**values, "name": cache[_STORE_KEY]})
+
+        row = Row("create_store_hit", "create_profile(), store field, TTL hit", "µs",
+                  floor_label="frozen dataclass + dict lookup")
+        return [_timed_row(row, *_paired(lambda: config.create_profile(deployment="prod"), floor, settings), 1e6, 3)]
+
+
+def row_create_store_ttl0(settings: Settings) -> list[Row]:
+    """create_profile with a store field and no cache (ttl=0): one lookup per profile, SQLite."""
+    import sqlite3
+
+    from profiles import StoreProvider, register_provider
+
+    with tempfile.TemporaryDirectory(prefix="profiles-bench-store-") as tmp:
+        path = Path(tmp) / "store.db"
+        url = f"sqlite:///{path}"
+        _fill_store(url)
+        config, provider = _store_persona(url, ttl=0)
+        raw = sqlite3.connect(path)
+        sql = _RAW_SELECT.format(p="?")
+        try:
+            assert config.create_profile(deployment="prod").get_name() == "Plato 2"
+            row = Row("create_store_ttl0", "create_profile(), store field, ttl=0, SQLite", "µs",
+                      floor_label="one raw SELECT")
+            floor = lambda: raw.execute(sql, (_STORE_KEY, "", "", "production")).fetchone()  # noqa: E731
+            return [_timed_row(row, *_paired(lambda: config.create_profile(deployment="prod"), floor,
+                                             settings), 1e6, None)]
+        finally:
+            raw.close()
+            provider.close()
+            register_provider("store", StoreProvider())
 
 
 _PERSONA_TEMPLATE = """\
@@ -416,6 +693,11 @@ with open(sys.argv[1], "w") as out:
 """
 
 
+#: Children may write bytecode whatever this shell says: an installed package has its .pyc files,
+#: so a command that compiles its modules from source on every run would measure the wrong thing.
+_CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 @dataclass(frozen=True)
 class _Run:
     """What one child process cost."""
@@ -437,6 +719,7 @@ def _child(argv: list[str], *, cwd: Path | None = None, timeout: float = 600) ->
             process = subprocess.Popen(
                 [sys.executable, "-c", _LAUNCHER, str(report), *argv],
                 cwd=cwd,
+                env=_CHILD_ENV,
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -494,6 +777,105 @@ def row_import(settings: Settings) -> list[Row]:
     detail = _import_breakdown()
     if detail:
         row.extra["slowest_imports_ms"] = detail
+    return [row]
+
+
+#: The least a cold `profiles render` of the summarizer needs: read the YAML with libyaml, read its
+#: one environment field, compile the default family's three templates in a bare sandbox and print
+#: them as the command does.
+_RENDER_FLOOR = r"""
+import os, sys
+import yaml
+from jinja2 import FileSystemLoader
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+def sentence(value, end="."):
+    text = "" if value is None else str(value).rstrip()
+    return text if not text or text[-1] in ".。!?！？" else text + end
+
+path, templates, question = sys.argv[1:4]
+with open(path, encoding="utf-8") as file:
+    data = yaml.load(file, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+name = data["name"]
+if isinstance(name, dict):
+    name = os.environ.get(name["key"]) or name.get("default")
+values = {**data, "name": name, "question": question}
+env = ImmutableSandboxedEnvironment(
+    loader=FileSystemLoader([os.path.join(templates, "default", "en"), os.path.join(templates, "default")]),
+    trim_blocks=True, lstrip_blocks=True,
+)
+env.filters["sentence"] = sentence
+parts = []
+for kind in ("system", "user", "write_memory"):
+    parts.append(f"===== {kind} prompt =====\n" + env.get_template(kind + ".j2").render(values).strip())
+print("\n\n".join(parts))
+"""
+
+#: The least the first use of the library needs: the same, for the system prompt alone.
+_FIRST_USE_FLOOR = _RENDER_FLOOR.replace('("system", "user", "write_memory")', '("system",)')
+
+
+def _cold_pair(subject: list[str], floor: list[str], runs: int, cwd: Path) -> tuple[list[_Run], list[_Run]]:
+    """`runs` child processes of each command, interleaved so a busy moment hits both."""
+    _child(subject, cwd=cwd, timeout=60)  # warm the bytecode and file caches
+    _child(floor, cwd=cwd, timeout=60)
+    ours, theirs = [], []
+    for _ in range(runs):
+        ours.append(_child(subject, cwd=cwd, timeout=60))
+        theirs.append(_child(floor, cwd=cwd, timeout=60))
+    return ours, theirs
+
+
+def _cold_row(row: Row, ours: list[_Run], theirs: list[_Run], max_ratio: float | None) -> Row:
+    failed = [run for run in (*ours, *theirs) if run.code != 0]
+    if failed:
+        row.status = "failed"
+        row.note = f"exit {failed[0].code}: " + (failed[0].output.strip().splitlines() or ["no output"])[-1][:160]
+        return row
+    return _timed_row(row, [run.cpu for run in ours], [run.cpu for run in theirs], 1e3, max_ratio)
+
+
+def row_render_cold(settings: Settings) -> list[Row]:
+    """`profiles render summarizer.yaml` in a fresh process against the bare script (CPU time)."""
+    persona = CONFIGS / "summarizer.yaml"
+    templates = REPO / "templates"
+    subject = [sys.executable, "-m", "profiles", "render", str(persona), "-q", QUESTION]
+    floor = [sys.executable, "-c", _RENDER_FLOOR, str(persona), str(templates), QUESTION]
+    cwd = Path(tempfile.gettempdir())
+    env_before = os.environ.pop("SUMMARY_PROFILE_NAME", None)
+    try:
+        ours, theirs = _cold_pair(subject, floor, settings.process_runs, cwd)
+        same = subprocess.run(subject, capture_output=True, text=True, cwd=cwd).stdout.strip() == subprocess.run(
+            floor, capture_output=True, text=True, cwd=cwd
+        ).stdout.strip()
+    finally:
+        if env_before is not None:
+            os.environ["SUMMARY_PROFILE_NAME"] = env_before
+    row = Row("render_cold", "profiles render summarizer.yaml (cold)", "ms", floor_label="PyYAML + bare sandbox script")
+    row = _cold_row(row, ours, theirs, 2)
+    row.extra["same_output"] = same
+    row.extra["wall_ms"] = statistics.median(run.wall for run in ours) * 1e3
+    return [row]
+
+
+def row_first_use(settings: Settings) -> list[Row]:
+    """`import profiles`, load the summarizer, create it and render its system prompt, cold."""
+    persona = CONFIGS / "summarizer.yaml"
+    code = (
+        "import sys, profiles\n"
+        "profile = profiles.load_profile(sys.argv[1]).create_profile()\n"
+        "print('===== system prompt =====\\n' + profile.format_system_prompt(sys.argv[3]))"
+    )
+    subject = [sys.executable, "-c", code, str(persona), "-", QUESTION]
+    floor = [sys.executable, "-c", _FIRST_USE_FLOOR, str(persona), str(REPO / "templates"), QUESTION]
+    cwd = Path(tempfile.gettempdir())
+    ours, theirs = _cold_pair(subject, floor, settings.process_runs, cwd)
+    row = Row("first_use", "import, load, create, render (cold)", "ms", floor_label="PyYAML + bare sandbox script")
+    row = _cold_row(row, ours, theirs, None)
+    same = subprocess.run(subject, capture_output=True, text=True, cwd=cwd).stdout.strip() == subprocess.run(
+        floor, capture_output=True, text=True, cwd=cwd
+    ).stdout.strip()
+    row.extra["same_output"] = same
     return [row]
 
 
@@ -851,11 +1233,19 @@ ROWS: dict[str, Callable[[Settings], list[Row]]] = {
     "system_templated": row_system_templated,
     "create_literal": row_create_literal,
     "create_env": row_create_env,
+    "store_get_sqlite": row_store_get_sqlite,
+    "store_get_postgres": row_store_get_postgres,
+    "store_hit": row_store_hit,
+    "create_store_hit": row_create_store_hit,
+    "create_store_ttl0": row_create_store_ttl0,
+    "memory": row_memory,
     "load_1000": row_load,
     "batch": row_batch,
     "dedupe": row_dedupe,
     "datasketch": row_datasketch,
     "import": row_import,
+    "first_use": row_first_use,
+    "render_cold": row_render_cold,
     "dbgpt": row_dbgpt,
     "langchain": row_langchain,
     "haystack": row_haystack,
@@ -909,6 +1299,8 @@ def _number(value: float | None, unit: str) -> str:
         return f"{value:.3f} s"
     if unit == "ms":
         return f"{value:.1f} ms"
+    if unit == "B":
+        return f"{value:,.0f} B"
     return f"{value:.1f} {unit}"
 
 
@@ -935,6 +1327,26 @@ def table_lines(report: dict) -> list[list[str]]:
 HEADERS = ["row", "median", "p90", "floor", "× floor", "target", "result"]
 
 
+def plain_table(report: dict) -> str:
+    """The table as plain text, as `--plain` prints it and the README shows it."""
+    lines = table_lines(report)
+    title = f"agent-profiles benchmark ({'quick' if report['meta']['quick'] else 'full'})"
+    widths = [max(len(cells[i]) for cells in [HEADERS, *lines]) for i in range(len(HEADERS))]
+    out = [title]
+    for cells in [HEADERS, ["-" * width for width in widths], *lines]:
+        out.append("  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip())
+    return "\n".join(out) + "\n"
+
+
+def write_readme_table(report: dict, readme: Path = REPO / "README.md") -> None:
+    """Put the table into README.md's Performance section, in place of the one shown there."""
+    text = readme.read_text(encoding="utf-8")
+    head, section = text.split("\n## Performance\n", 1)
+    before, rest = section.split("```text\n", 1)
+    _old, after = rest.split("```", 1)
+    readme.write_text(f"{head}\n## Performance\n{before}```text\n{plain_table(report)}```{after}", encoding="utf-8")
+
+
 def print_table(report: dict, *, plain: bool = False) -> None:
     lines = table_lines(report)
     title = f"agent-profiles benchmark ({'quick' if report['meta']['quick'] else 'full'})"
@@ -945,10 +1357,7 @@ def print_table(report: dict, *, plain: bool = False) -> None:
         except ImportError:
             plain = True
     if plain:
-        widths = [max(len(cells[i]) for cells in [HEADERS, *lines]) for i in range(len(HEADERS))]
-        print(title)
-        for cells in [HEADERS, ["-" * width for width in widths], *lines]:
-            print("  ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)).rstrip())
+        print(plain_table(report), end="")
         return
     table = Table(title=title)
     for header in HEADERS:
@@ -965,6 +1374,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help=f"comma-separated rows to run: {', '.join(ROWS)}")
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"where to write results ({DEFAULT_JSON})")
     parser.add_argument("--plain", action="store_true", help="a plain-text table even when rich is installed")
+    parser.add_argument("--readme", action="store_true", help="also put the table into README.md")
     args = parser.parse_args(argv)
     only = [name.strip() for item in args.only or [] for name in item.split(",") if name.strip()] or None
 
@@ -973,6 +1383,8 @@ def main(argv: list[str] | None = None) -> int:
 
     report = run(only, quick=args.quick, progress=progress)
     print_table(report, plain=args.plain)
+    if args.readme:
+        write_readme_table(report)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"results written to {args.json}", file=sys.stderr)

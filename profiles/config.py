@@ -42,7 +42,7 @@ _PARTIAL: ContextVar[bool] = ContextVar("profiles_partial", default=False)
 class _PersonaFields(BaseModel):
     """The fields a persona and each of its deployment overlays may set, with their validation."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True, defer_build=True)
 
     name: Text = None
     role: Text = None

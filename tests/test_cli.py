@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from profiles.cli import cli
 
@@ -100,3 +101,38 @@ def test_console_entry_point_has_no_traceback(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("Error: 3 problems:") and "Traceback" not in proc.stderr
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+_IMPORTED_BY = """
+import runpy, sys
+sys.argv = ["profiles", *sys.argv[1:]]
+try:
+    runpy.run_module("profiles", run_name="__main__")
+except SystemExit as exit:
+    code = exit.code
+print("MODULES", " ".join(sorted(name for name in sys.modules if name.startswith(("profiles", "sqlalchemy", "rich")))))
+"""
+
+
+def _modules_after(*argv: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_BY, *argv], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    (line,) = [line for line in proc.stdout.splitlines() if line.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_a_command_imports_only_what_it_uses():
+    """`profiles render` loads neither the store, nor batch, nor generation, nor rich; each of those
+    commands still loads when it runs, and `--help` lists every command."""
+    modules = _modules_after("render", "profile_configs/summarizer.yaml", "-q", "Hi")
+    assert "profiles.cli.personas" in modules and "profiles.loader" in modules
+    unused = {"profiles.cli.batch", "profiles.batch", "profiles.cli.store", "profiles.store.base", "sqlalchemy",
+              "profiles.cli.generate", "profiles.generate", "profiles.cli.report", "rich"}
+    assert not modules & unused
+    assert "profiles.cli.batch" in _modules_after("batch", "--help")
+    listing = subprocess.run([sys.executable, "-m", "profiles", "--help"], capture_output=True, text=True, timeout=60)
+    for name in ("render", "validate", "check", "explain", "diff", "schema", "batch", "generate", "report", "store"):
+        assert f"  {name} " in listing.stdout

@@ -1,29 +1,54 @@
 """The `profiles` command: a thin layer that wires the library's steps and prints their results.
 
-Each command lives in a module of its own under `profiles.cli`; this one builds the group. Every
-`ProfilesError` is printed as one `Error: …` message with no traceback; the exit status is 2 for
-a mistake in the input and 1 for a fault of ours.
+Each command lives in a module of its own under `profiles.cli`; this one builds the group, which
+imports a command's module only when that command runs (or `--help` lists them all): `profiles
+render` never pays for the store, batch or generation commands. Every `ProfilesError` is printed
+as one `Error: …` message with no traceback; the exit status is 2 for a mistake in the input and 1
+for a fault of ours.
 """
 
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 import click
 
 from ..errors import ProfilesError
-from .batch import batch
-from .generate import generate
 from .group import ProfilesGroup
-from .personas import check, explain, render, schema, validate
-from .report import report
-from .review import diff
-from .store import store
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+#: Every command: its name and the module under `profiles.cli` that defines it (as that name).
+COMMANDS: dict[str, str] = {
+    "render": "personas",
+    "validate": "personas",
+    "check": "personas",
+    "explain": "personas",
+    "diff": "review",
+    "schema": "personas",
+    "batch": "batch",
+    "generate": "generate",
+    "report": "report",
+    "store": "store",
+}
 
 
-@click.group(cls=ProfilesGroup, context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(ProfilesGroup):
+    """The `profiles` group: commands are imported when asked for, not when the group is built."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            command = getattr(import_module(f"{__package__}.{COMMANDS[cmd_name]}"), cmd_name)
+            self.add_command(command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agent-profiles", prog_name="profiles")
 def cli() -> None:
     """Validate, render and explain LLM agent personas written in YAML.
@@ -39,10 +64,6 @@ def cli() -> None:
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
     """
-
-
-for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store):
-    cli.add_command(_command)
 
 
 def main() -> None:

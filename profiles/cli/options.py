@@ -9,10 +9,6 @@ from typing import Any
 
 import click
 
-from ..providers import get_provider, register_provider
-from ..providers.store import StoreProvider
-from ..store.location import check_store_value, resolve_store_url
-
 __all__ = ["parse_vars", "rollout_key_option", "showing_warnings", "store_option", "using_store"]
 
 
@@ -57,6 +53,11 @@ def using_store(url: str | None) -> Iterator[None]:
     if url is None:
         yield
         return
+    # imported here: a command run without --store never loads the store's code
+    from ..providers import get_provider, register_provider
+    from ..providers.store import StoreProvider
+    from ..store.location import check_store_value, resolve_store_url
+
     previous = get_provider("store")
     provider = StoreProvider(resolve_store_url(check_store_value(url)))
     register_provider("store", provider)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import random
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -45,7 +46,7 @@ from profiles.store.models import (
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-    from profiles.store.lookup import BestMatch
+    from profiles.store.lookup import BestMatch, Lookup
 
 __all__ = ["DEFAULT_LOCK_TIMEOUT", "MAX_ARMS", "PromptStore"]
 
@@ -55,6 +56,8 @@ DEFAULT_LOCK_TIMEOUT = 30.0
 _WRITE_ATTEMPTS = 20
 #: Most versions one label may be rolled out over.
 MAX_ARMS = 16
+#: Most validated lookups a store remembers (one per name, language, model and labels asked).
+_MEMO_LIMIT = 1024
 
 T = TypeVar("T")
 
@@ -145,6 +148,9 @@ class PromptStore:
 
         self._backend = create_store_engine(url, lock_timeout=lock_timeout, create=create)
         self._reader: BestMatch | None = None
+        #: Validated lookups by what was asked, so a repeated one goes straight to the database.
+        self._lookups: dict[Any, Lookup] = {}
+        self._memo_lock = threading.Lock()
         try:
             self._open(create)
         except BaseException:
@@ -214,6 +220,8 @@ class PromptStore:
 
     def close(self) -> None:
         """Close pooled connections; the store can still be used and reconnects on demand."""
+        if self._reader is not None:
+            self._reader.close()
         self._backend.engine.dispose()
 
     def __enter__(self) -> PromptStore:
@@ -585,23 +593,35 @@ class PromptStore:
         Raises:
             PromptNotFoundError: nothing matches; the message lists what was tried.
         """
-        chain = [None if label is None else _check_label(label) for label in labels]
-        if version is not None:
-            _check_version(version)
-        candidates = list(candidate_keys(name, language, model))
-
         reader = self._reader or self._lookup()
         try:
-            found = reader.read(candidates, None if version is not None else chain, version)
+            memo_key: Any = (name, language, model, tuple(labels), version)
+            lookup = self._lookups.get(memo_key)
+        except TypeError:  # something unhashable: validation below says what is wrong with it
+            memo_key, lookup = None, None
+        if lookup is None:
+            chain = [None if label is None else _check_label(label) for label in labels]
+            if version is not None:
+                _check_version(version)
+            candidates = list(candidate_keys(name, language, model))
+            lookup = reader.plan(candidates, None if version is not None else chain, version)
+            if memo_key is not None:
+                with self._memo_lock:
+                    if len(self._lookups) >= _MEMO_LIMIT:
+                        self._lookups.clear()
+                    self._lookups[memo_key] = lookup
+        try:
+            found = reader.read(lookup)
         except reader.failures as exc:  # as translate_errors does, without a context manager per read
             raise StoreError(self._backend.describe(exc)) from exc
         if found is None:
+            chain = list(labels)
             if version is not None:
                 wanted = f"version {version}"
             else:
                 wanted = " → ".join("latest" if label is None else repr(label) for label in chain)
                 wanted = f"label {wanted}" if chain != [None] else "any version"
-            tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in candidates)
+            tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in lookup.candidates)
             raise PromptNotFoundError(
                 f"no prompt {name!r} with {wanted} in {self.url}; tried (language, model): {tried}; "
                 "see `profiles store list`"

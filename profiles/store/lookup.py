@@ -17,9 +17,12 @@ at it. Rollout arms count only when they are valid: more than one version and th
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from profiles.store.keys import PromptKey
@@ -29,17 +32,20 @@ from profiles.store.queries import utc
 if TYPE_CHECKING:
     from profiles.store.engine import StoreEngine
 
-__all__ = ["BestMatch", "lookup_sql"]
+__all__ = ["BestMatch", "Lookup", "lookup_sql"]
 
-#: A hit is a (key, label of the chain) that names a version that exists; the best hit is the
-#: first by key, then by label.
+#: A hit is a (key, label of the chain) that names a version; the best hit is the first by key,
+#: then by label. The foreign key from labels to versions means the version exists; only the
+#: rollout statement checks it again, to fall back as ``queries`` does when an arm is missing.
 _HITS_LABELS = """
   SELECT p.id AS pid, CASE {key_rank} END AS krank, CASE l.label {label_rank} END AS lrank,
          l.label AS label, l.version AS version
   FROM profiles_prompts p
-  JOIN profiles_prompt_labels l ON l.prompt_id = p.id AND l.label IN ({labels})
-  JOIN profiles_prompt_versions hv ON hv.prompt_id = l.prompt_id AND hv.version = l.version
+  JOIN profiles_prompt_labels l ON l.prompt_id = p.id AND l.label IN ({labels}){check}
   WHERE p.name = :name AND ({key_match})"""
+
+_CHECK_VERSION = """
+  JOIN profiles_prompt_versions hv ON hv.prompt_id = l.prompt_id AND hv.version = l.version"""
 
 _HITS_LATEST = """
   SELECT p.id AS pid, CASE {key_rank} END AS krank, {rank} AS lrank, NULL AS label, hv.version AS version
@@ -87,7 +93,7 @@ FROM best b JOIN profiles_prompt_labels l ON l.prompt_id = b.pid
 """
 
 
-def _hits(keys: int, chain: Sequence[str | None] | None) -> str:
+def _hits(keys: int, chain: Sequence[str | None] | None, check: bool) -> str:
     key_rank = " ".join(f"WHEN p.language = :l{i} AND p.model = :m{i} THEN {i}" for i in range(keys))
     key_match = " OR ".join(f"(p.language = :l{i} AND p.model = :m{i})" for i in range(keys))
     if chain is None:
@@ -103,6 +109,7 @@ def _hits(keys: int, chain: Sequence[str | None] | None) -> str:
                 key_match=key_match,
                 label_rank=" ".join(f"WHEN :c{rank} THEN {rank}" for rank in named) or "WHEN NULL THEN 0",
                 labels=", ".join(f":c{rank}" for rank in named) or "NULL",
+                check=_CHECK_VERSION if check else "",
             )
         )
     if cut < len(chain):
@@ -119,10 +126,49 @@ def lookup_sql(
     ``full`` is the statement for a prompt with rollout arms; ``pyformat`` writes ``%(name)s``
     (psycopg) instead of ``:name`` (sqlite3).
     """
-    sql = (_FULL if full else _LEAN).format(hits=_hits(keys, chain))
+    sql = (_FULL if full else _LEAN).format(hits=_hits(keys, chain, check=full))
     if pyformat:
         sql = re.sub(r":([a-z]\w*)", r"%(\1)s", sql)
     return sql
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """One validated lookup, ready to run: its candidate keys, its statements and their parameters.
+
+    The store keeps these per (name, language, model, labels, version) asked, so a repeated lookup
+    skips validation and building parameters alike.
+    """
+
+    candidates: tuple[PromptKey, ...]
+    chained: bool  # False: a pinned version
+    lean: str
+    full: str
+    params: dict[str, Any]
+
+
+class _Held:
+    """One thread's read connection."""
+
+    __slots__ = ("__weakref__", "dbapi", "lock", "pid")
+
+    def __init__(self, dbapi: Any) -> None:
+        self.dbapi = dbapi
+        self.lock = threading.Lock()
+        self.pid = os.getpid()
+
+    def drop(self) -> None:
+        dbapi, self.dbapi = self.dbapi, None
+        if dbapi is not None:
+            try:
+                dbapi.close()
+            except Exception:  # a connection the server dropped may fail to close; it is gone either way
+                pass
+
+
+#: Connections a forked process inherited: kept referenced, since closing a SQLite connection in
+#: the child would release the parent's locks.
+_INHERITED: list[_Held] = []
 
 
 class BestMatch:
@@ -130,6 +176,7 @@ class BestMatch:
 
     def __init__(self, backend: StoreEngine) -> None:
         from sqlalchemy import DateTime
+        from sqlalchemy.exc import SQLAlchemyError
 
         engine = backend.engine
         self._engine = engine
@@ -138,24 +185,21 @@ class BestMatch:
         self._created_at = DateTime(timezone=True).dialect_impl(dialect).result_processor(dialect, None)
         self._statements: dict[tuple[Any, bool], str] = {}
         self._lock = threading.Lock()
+        self._local = threading.local()
+        self._all: weakref.WeakSet[_Held] = weakref.WeakSet()
         if self._postgres:
             import psycopg
 
             self._disconnects: tuple[type[BaseException], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
         else:
             self._disconnects = ()
-        from sqlalchemy.exc import SQLAlchemyError
-
         #: What a read may raise that the store reports as a StoreError naming the store.
         self.failures: tuple[type[BaseException], ...] = (SQLAlchemyError, *backend.driver_errors)
 
-    def read(
+    def plan(
         self, candidates: Sequence[PromptKey], chain: Sequence[str | None] | None, version: int | None = None
-    ) -> LabelMatch | None:
-        """The match for ``chain`` (or for the pinned ``version`` when ``chain`` is None); None: none.
-
-        Raises the driver's errors; the store turns them into ``StoreError``.
-        """
+    ) -> Lookup:
+        """The lookup for ``chain`` (or for the pinned ``version`` when ``chain`` is None)."""
         shape = (len(candidates), None if chain is None else tuple(None if label is None else "" for label in chain))
         params: dict[str, Any] = {"name": candidates[0].name}
         for index, key in enumerate(candidates):
@@ -167,14 +211,20 @@ class BestMatch:
             for index, label in enumerate(chain):
                 if label is not None:
                     params[f"c{index}"] = label
-        rows = self._fetch(self._statement(shape, chain, False), params)
+        lean = self._statement(shape, chain, False)
+        full = self._statement(shape, chain, True)
+        return Lookup(tuple(candidates), chain is not None, lean, full, params)
+
+    def read(self, lookup: Lookup) -> LabelMatch | None:
+        """What ``lookup`` finds; None: nothing. Raises the driver's errors (the store translates them)."""
+        rows = self._fetch(lookup.lean, lookup.params)
         if not rows:
             return None
         if not rows[0][8]:
-            return self._lean(candidates, chain is not None, rows)
+            return self._lean(lookup.candidates, lookup.chained, rows)
         # a prompt with rollout arms: read again, arms and labels included, in one statement
-        rows = self._fetch(self._statement(shape, chain, True), params)
-        return self._match(candidates, chain is not None, rows) if rows else None
+        rows = self._fetch(lookup.full, lookup.params)
+        return self._match(lookup.candidates, lookup.chained, rows) if rows else None
 
     def _statement(self, shape: Any, chain: Sequence[str | None] | None, full: bool) -> str:
         sql = self._statements.get((shape, full))
@@ -202,32 +252,49 @@ class BestMatch:
         return LabelMatch(first[1] if chained else None, (Arm(record),))
 
     def _fetch(self, sql: str, params: dict[str, Any]) -> list[Any]:
-        if not self._postgres:
-            connection = self._engine.raw_connection()
-            try:
-                cursor = connection.dbapi_connection.execute(sql, params)  # autocommit: no BEGIN
-                return cursor.fetchall()
-            finally:
-                connection.close()
-        # no pre-ping on checkout (a round trip); a connection the server dropped fails its
-        # first statement instead, is thrown away, and the read runs once more on a new one
-        for attempt in (1, 2):
-            connection = self._engine.raw_connection()
-            try:
-                dbapi = connection.dbapi_connection
-                dbapi.autocommit = True  # one statement, one round trip: no BEGIN, no ROLLBACK
+        # Each thread reads on a connection of its own, kept out of the pool: checking one out
+        # and back in per lookup costs as much as SQLite takes to answer. It is in the driver's
+        # autocommit mode on both backends (the store emits BEGIN itself for its transactions),
+        # so the one statement runs without BEGIN or ROLLBACK. Without a pre-ping, a connection the
+        # server dropped fails instead; it is replaced and the read runs once more.
+        retried = False
+        while True:
+            held = self._held()
+            with held.lock:
+                dbapi = held.dbapi
+                if dbapi is None:  # closed by PromptStore.close meanwhile: open another
+                    continue
                 try:
                     return dbapi.execute(sql, params).fetchall()
-                finally:
-                    if not dbapi.closed:
-                        dbapi.autocommit = False
-            except self._disconnects:
-                connection.invalidate()
-                if attempt == 2:
-                    raise
-            finally:
-                connection.close()
-        raise AssertionError("unreachable")
+                except self._disconnects:
+                    held.drop()
+                    if retried:
+                        raise
+                    retried = True
+            # the server went away (a restart, most likely): the pooled connections are as dead,
+            # so the next one comes from a fresh pool; connections in use elsewhere are left alone
+            self._engine.dispose()
+
+    def _held(self) -> _Held:
+        held: _Held | None = getattr(self._local, "held", None)
+        if held is None or held.dbapi is None or held.pid != os.getpid():
+            if held is not None and held.pid != os.getpid():
+                _INHERITED.append(held)  # a forked child must not close its parent's connection
+            fairy = self._engine.raw_connection()
+            fairy.detach()  # ours now: closed by close(), never returned to the pool
+            held = _Held(fairy.dbapi_connection)
+            self._local.held = held
+            with self._lock:
+                self._all.add(held)
+        return held
+
+    def close(self) -> None:
+        """Close every thread's read connection (each waits for its thread's read in flight)."""
+        with self._lock:
+            every = list(self._all)
+        for held in every:
+            with held.lock:
+                held.drop()
 
     def _match(self, candidates: Sequence[PromptKey], chained: bool, rows: list[Any]) -> LabelMatch | None:
         single = None

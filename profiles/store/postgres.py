@@ -6,7 +6,7 @@ so version numbers stay gapless without retry storms.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from profiles.errors import StoreError
 from profiles.store.failures import first_line
@@ -35,11 +35,26 @@ def create_postgres_engine(url: URL) -> Engine:
             "a PostgreSQL prompt store needs psycopg; "
             "install it with `pip install 'agent-profiles[postgres]'`"
         ) from exc
+    from sqlalchemy import event
+
     url = url.set(drivername="postgresql+psycopg")
     # No pre-ping: it costs a round trip per checkout, as much as a lookup itself. A pooled
     # connection the server dropped fails its first statement instead; the store throws it away
     # and runs that work once more on a new one (PromptStore._run, lookup.BestMatch).
-    return create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+    engine = create_engine(url, connect_args={"connect_timeout": CONNECT_TIMEOUT})
+
+    # Connections sit in psycopg's autocommit mode and the store's transactions begin with an
+    # explicit BEGIN (COMMIT and ROLLBACK still end them), so a lookup, one statement, is one
+    # round trip: no BEGIN before it, no ROLLBACK when the connection goes back to the pool.
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.autocommit = True
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql("BEGIN")
+
+    return engine
 
 
 def describe_postgres_error(error: BaseException, url: URL) -> str:

@@ -89,36 +89,41 @@ def test_match_follows_the_documented_order(store, writes, chain, language, mode
         assert arm.record.labels == record.labels and arm.record.created_at == record.created_at
 
 
-def _pooled_pid(store: PromptStore) -> int:
-    """The server process behind the store's pooled connection (the tests use one at a time)."""
+def _store_pids(store: PromptStore) -> list[int]:
+    """The server processes behind the store's connections: the pooled one its writes use and the
+    one this thread's lookups use."""
     connection = store._backend.engine.raw_connection()
     try:
-        return connection.dbapi_connection.info.backend_pid
+        pids = [connection.dbapi_connection.info.backend_pid]
     finally:
         connection.close()
+    reader = store._reader
+    held = [] if reader is None else [item.dbapi for item in reader._all if item.dbapi is not None]
+    return pids + [dbapi.info.backend_pid for dbapi in held]
 
 
-def _terminate(url: str, pid: int) -> None:
+def _terminate(url: str, pids: list[int]) -> None:
     from sqlalchemy import create_engine, text
 
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
-            assert conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
+            for pid in pids:
+                assert conn.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid}).scalar()
     finally:
         admin.dispose()
 
 
 def test_a_dropped_postgres_connection_is_replaced_silently(postgres_url):
-    """The server ends the store's pooled connection (a restart, an idle timeout): the next read
-    and the next write each run on a new one, with no error and nothing lost."""
+    """The server ends the store's connections (a restart, an idle timeout): the next read and the
+    next write each run on new ones, with no error and nothing lost."""
     store = PromptStore(postgres_url)
     try:
         store.put("greeting", "hello", label="production")
         assert store.get("greeting", label="production").content == "hello"
-        _terminate(postgres_url, _pooled_pid(store))
+        _terminate(postgres_url, _store_pids(store))
         assert store.get("greeting", label="production").content == "hello"
-        _terminate(postgres_url, _pooled_pid(store))
+        _terminate(postgres_url, _store_pids(store))
         store.put("greeting", "hello again", label="production")
         assert store.get("greeting", label="production").content == "hello again"
         assert [record.content for record in store.history("greeting")] == ["hello", "hello again"]
