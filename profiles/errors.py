@@ -18,6 +18,7 @@ ProfilesError
       EmptyReplyError        the model answered nothing
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
+  OutputError            output could not be written (the file or standard output, and why)
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -25,6 +26,7 @@ Messages say what went wrong, where, and how to fix it. They never carry a secre
 
 from __future__ import annotations
 
+import errno as _errno
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
@@ -35,6 +37,7 @@ __all__ = [
     "ConfigIssue",
     "DatasetRowError",
     "FactoryError",
+    "OutputError",
     "ProfilesError",
     "PromptNotFoundError",
     "ReactParseError",
@@ -214,3 +217,41 @@ class DatasetRowError(FactoryError):
 
 class BatchError(FactoryError):
     """Raised when a batch cannot start or continue: a bad option, output or checkpoint."""
+
+
+#: What to do about the usual reasons a write fails, by errno.
+_WRITE_HINTS = {
+    _errno.ENOSPC: "free some space, or write somewhere else",
+    _errno.EDQUOT: "free some space, or write somewhere else",
+    _errno.EFBIG: "the file is over a size limit; write somewhere else, or lift the limit",
+    _errno.EACCES: "choose a place you may write to, or change its permissions",
+    _errno.EPERM: "choose a place you may write to, or change its permissions",
+    _errno.EROFS: "that file system is read-only; write somewhere else",
+    _errno.ENOENT: "check the path: its folder must exist and take new files",
+    _errno.ENOTDIR: "a part of the path is a file, not a folder; fix the path",
+    _errno.EISDIR: "that is a folder; name a file",
+    _errno.EPIPE: "the reader went away",
+}
+
+
+def os_reason(error: OSError) -> str:
+    """The system's reason for an `OSError`, e.g. `no space left on device (ENOSPC)`."""
+    text = error.strerror or str(error) or type(error).__name__
+    text = text[:1].lower() + text[1:]
+    code = _errno.errorcode.get(error.errno) if error.errno is not None else None
+    return f"{text} ({code})" if code else text
+
+
+class OutputError(ProfilesError):
+    """Raised when output cannot be written: which file (or standard output), why, and what is kept.
+
+    `target` names what was being written; `kept` says what earlier output survived, e.g. the rows
+    a batch had already checkpointed.
+    """
+
+    def __init__(self, target: str, cause: OSError, kept: str = "") -> None:
+        self.target = target
+        self.cause = cause
+        hint = _WRITE_HINTS.get(cause.errno or 0, "check the path and that it may be written")
+        text = f"cannot write {target}: {os_reason(cause)}; {hint}"
+        super().__init__(text + (f". {kept}" if kept else ""))

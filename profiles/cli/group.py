@@ -2,6 +2,10 @@
 
 A `ProfilesError` is the user's to fix (its own status, 2 for a mistake in the input); anything
 else is a fault of ours: one line and status 1, with the traceback only when `PROFILES_DEBUG=1`.
+Standard output is guarded here, once for every command (see `output.py`): a write that fails is
+an `Error:` naming standard output and the cause, and a closed pipe ends the command quietly. An
+`OSError` that names a file (one the library did not wrap) is the user's to fix too: the message
+names the file and the system's reason.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from typing import Any
 
 import click
 
-from ..errors import ProfilesError
+from ..errors import ProfilesError, os_reason
+from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, silence_stdout
 
 __all__ = ["InternalError", "ProfilesCommandError", "ProfilesGroup"]
 
@@ -48,11 +53,23 @@ class ProfilesGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with guarded_stdout():
+                return super().invoke(ctx)
         except ProfilesError as error:
             raise ProfilesCommandError(error) from None
         except (click.exceptions.Exit, click.ClickException, click.Abort, KeyboardInterrupt):
             raise
+        except OutputClosed:
+            silence_stdout()
+            raise click.exceptions.Exit(CLOSED_PIPE_STATUS) from None
+        except OSError as error:
+            if error.filename is not None:
+                raise ProfilesCommandError(
+                    ProfilesError(f"{error.filename}: {os_reason(error)}; check the path and its permissions")
+                ) from None
+            if os.environ.get("PROFILES_DEBUG") == "1":
+                raise
+            raise InternalError(error) from None
         except Exception as error:  # MemoryError and RecursionError included
             if os.environ.get("PROFILES_DEBUG") == "1":
                 raise

@@ -15,6 +15,7 @@ from ..errors import ProfilesError
 from .batch import batch
 from .generate import generate
 from .group import ProfilesGroup
+from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, silence_stdout
 from .personas import check, explain, render, schema, validate
 from .store import store
 
@@ -44,7 +45,11 @@ for _command in (render, validate, check, explain, schema, batch, generate, stor
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:
-        cli.main(prog_name="profiles")
+        with guarded_stdout():  # `profiles --help` prints before any subcommand runs
+            cli.main(prog_name="profiles")
     except ProfilesError as error:  # raised outside a subcommand, e.g. while parsing
         click.echo(f"Error: {error}", err=True)
         sys.exit(error.exit_code)
+    except OutputClosed:
+        silence_stdout()
+        sys.exit(CLOSED_PIPE_STATUS)
