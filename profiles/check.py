@@ -14,8 +14,9 @@ samples:
   user: {question: Plan a trip}  # the user prompt only
 ```
 
-The kinds rendered are `system`, `user`, `write_memory`, the persona's own kinds, and `react`
-when the persona has tools.
+The kinds rendered are every kind the persona can render: `system`, `user`, `write_memory`, the
+kinds of its template roots (`prompts/default/en/handoff.j2` is the `handoff` kind) and of
+`PROFILES_TEMPLATE_PATH`, its own kinds under `templates:`, and `react` when it has tools.
 """
 
 from __future__ import annotations
@@ -82,9 +83,13 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     except ProfilesError as exc:
         issue(exc.message)
         return
-    kinds = [*PROMPT_KINDS, *sorted(kind for kind in config.templates if kind not in PROMPT_KINDS)]
-    if profile.tools and "react" not in kinds:
-        kinds.append("react")
+    # every kind it can render; react only with tools, without which it refuses to render
+    others = set(profile.known_kinds()) - set(PROMPT_KINDS)
+    if not profile.tools and "react" not in config.templates:
+        others.discard("react")
+    elif profile.tools:
+        others.add("react")
+    kinds = [*PROMPT_KINDS, *sorted(others)]
     samples = dict(config.samples)
     per_kind = {
         kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
