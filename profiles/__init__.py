@@ -16,7 +16,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
+ 6  loader explain validate check         persona files and folders, explain, validate, check,
+    batch generate                         batch, generate
     factories/                             personas from datasets, from an LLM, or several factories
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError
+from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError, closest
+from .validate import kind_inputs
 
 __all__ = ["CheckReport", "check_paths"]
 
@@ -125,9 +126,11 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
                 continue
             line = template.line_of(name)
             where = template.label + (f" line {line}" if line and not path else "")
+            close = closest(name, {*profile.values, *profile.bound, *samples, *kind_inputs(kind)})
+            hint = f"did you mean {close!r}? Else " if close else ""
             issue(
                 f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
-                f"add it under 'samples:' (or 'variables:' for a default)",
+                f"{hint}add it under 'samples:' (or 'variables:' for a default)",
                 *(path or own),
             )
             placeholders[name] = f"<{name}>"
@@ -150,11 +153,4 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
 
 
 def _unknown(profile: Any, kind: str, name: str) -> bool:
-    from .rendering.templates import PROMPT_INPUTS
-
-    return not (
-        name in profile.values
-        or name in profile.bound
-        or name in PROMPT_INPUTS.get(kind, {})
-        or name in ("tools", "tool_names", "resources")
-    )
+    return not (name in profile.values or name in profile.bound or name in kind_inputs(kind))

@@ -27,6 +27,7 @@ Messages say what went wrong, where, and how to fix it. They never carry a secre
 from __future__ import annotations
 
 import errno as _errno
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
@@ -255,3 +256,48 @@ class OutputError(ProfilesError):
         hint = _WRITE_HINTS.get(cause.errno or 0, "check the path and that it may be written")
         text = f"cannot write {target}: {os_reason(cause)}; {hint}"
         super().__init__(text + (f". {kept}" if kept else ""))
+
+
+# -- for "did you mean" hints in messages (not part of the package's API) ---------------------------
+
+
+def edit_distance(first: str, second: str, *, limit: int = 3) -> int:
+    """Letters inserted, deleted, replaced or swapped with a neighbour to turn one name into the other.
+
+    The optimal-string-alignment distance: `sytem` → `system` is 1 (one letter missing), `nmae` →
+    `name` is 1 (two letters swapped). Counting stops past `limit`, which is returned then.
+    """
+    if abs(len(first) - len(second)) > limit:
+        return limit + 1
+    previous: list[int] | None = None
+    row = list(range(len(second) + 1))
+    for i, a in enumerate(first, start=1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, start=1):
+            cost = a != b
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if previous is not None and i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], previous[j - 2] + 1)
+        previous, row = row, current
+        if min(row) > limit:
+            return limit + 1
+    return min(row[-1], limit + 1)
+
+
+def closest(name: str, known: Iterable[str], *, most: int | None = None) -> str | None:
+    """The known name `name` is most likely a typo of, for a "did you mean" hint; None when none is close.
+
+    Close is at most `most` edits (see `edit_distance`): by default one for names of up to four
+    letters and two for longer ones, so `nmae` finds `name` and `agnets` finds `agents`, while
+    `task` finds nothing in `name, role, goal`.
+    """
+    if most is None:
+        most = 1 if len(name) <= 4 else 2
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        if candidate == name:
+            continue
+        distance = edit_distance(name, candidate, limit=most)
+        if distance <= most and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None

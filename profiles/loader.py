@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
 from .inheritance import merge_configs
 from .profile_config import ProfileConfig
@@ -29,8 +30,9 @@ __all__ = ["PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles"
 #: Suffixes of persona files in a folder.
 PERSONA_SUFFIXES = (".yaml", ".yml")
 
-#: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance.
-_NESTED_KEYS = ("deployments",)
+#: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance,
+#: and each template's kind, for messages about it.
+_NESTED_KEYS = ("deployments", "templates")
 
 
 def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> list[ConfigIssue]:
@@ -113,6 +115,11 @@ def _build(
     `chain` is the files being loaded, outermost first; None for a top-level document, whose own
     file is looked up only when it extends another (most do not, and loading stays fast).
     """
+    for name in PYTHON_ONLY_FIELDS:
+        if name in document:  # code cannot come from a file
+            raise ConfigError(
+                source.issue(f"{name} can be set only from Python (ProfileConfig({name}=…)); remove it", name)
+            )
     if "extends" not in document:
         return source.validate(document, partial=partial)
     if chain is None:

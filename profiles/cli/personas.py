@@ -91,22 +91,42 @@ def render(
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
-    """Check persona files (or folders of them); list every problem, exit 2 if any."""
+    """Check persona files (or folders of them) without rendering; list every problem, exit 2 if any.
+
+    Every field is validated, every template and field template is compiled, and a variable or
+    prompt kind that looks like a typo of a known one is an error with a did-you-mean hint. One
+    line per persona: a file of several `---` documents prints FILE#N for each.
+
+    \b
+    Example:
+      profiles validate profile_configs/
+    """
     from ..loader import iter_persona_files, load_profiles
+    from ..validate import validate_config
 
     problems = []
     checked = 0
     for file in iter_persona_files(list(paths)):
         try:
-            load_profiles(file)
-            checked += 1
-            click.echo(f"ok {file}")
+            configs = list(load_profiles(file).values())
         except ConfigError as error:
             problems.extend(error.issues)
+            continue
+        for index, config in enumerate(configs, start=1):
+            checked += 1
+            issues = validate_config(config)
+            if issues:
+                problems.extend(issues)
+                continue
+            click.echo(f"ok {file}" if len(configs) == 1 else f"ok {file}#{index}{_named(config)}")
     if problems:
         raise ConfigError(problems)
     if not checked:
         raise ConfigError("no persona files (*.yaml, *.yml) found; name a file or a folder that holds some")
+
+
+def _named(config: Any) -> str:
+    return f" ({config.name})" if isinstance(config.name, str) else ""
 
 
 @click.command()
