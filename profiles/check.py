@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError, closest
+from .errors import ConfigIssue, ProfilesError, SecretError, closest
 from .validate import kind_inputs
 
 __all__ = ["CheckReport", "check_paths"]
@@ -45,31 +45,31 @@ class CheckReport:
 
 
 def check_paths(paths: Iterable[str | Path]) -> CheckReport:
-    """Load and render every persona in `paths` (files, or folders of `*.yaml`/`*.yml`).
+    """Load and render every persona in `paths`: files, or folders walked with their subfolders.
 
-    Never raises for a problem in a persona: every problem is an issue of the report.
+    Folders are walked as `loader.load_persona_files` says, leaving out dataset mappings, family
+    rules and parents (checked through each child). Never raises for a problem in a persona: every
+    problem is an issue of the report.
     """
-    from .loader import iter_persona_files, load_profiles
+    from .loader import load_persona_files
 
     report = CheckReport()
-    files = list(iter_persona_files([Path(path) for path in paths]))
+    try:
+        files = load_persona_files([Path(path) for path in paths])
+    except ProfilesError as exc:
+        report.issues.append(ConfigIssue(exc.message))
+        return report
     if not files:
         report.issues.append(ConfigIssue("no persona files (*.yaml, *.yml) found; name a file or a folder"))
-    for file in files:
-        try:
-            configs = load_profiles(file)
-        except ConfigError as exc:
-            report.issues.extend(exc.issues)
-            continue
-        except ProfilesError as exc:
-            report.issues.append(ConfigIssue(exc.message, file=str(file)))
-            continue
-        for config in configs.values():
+    for loaded in files:
+        report.issues.extend(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
             before = len(report.issues)
-            _check_config(config, str(file), report.issues)
+            _check_config(config, str(loaded.path), report.issues)
             if len(report.issues) == before:
-                report.checked.append(str(file))
+                report.checked.append(loaded.label(index))
     return report
+
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:

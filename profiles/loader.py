@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,7 +26,15 @@ from .inheritance import merge_configs
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
 
-__all__ = ["PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles"]
+__all__ = [
+    "PERSONA_SUFFIXES",
+    "PersonaFile",
+    "iter_persona_files",
+    "load_persona_files",
+    "load_profile",
+    "load_profiles",
+    "parse_profiles",
+]
 
 #: Suffixes of persona files in a folder.
 PERSONA_SUFFIXES = (".yaml", ".yml")
@@ -62,6 +71,17 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
             kind = "a list" if isinstance(document, list) else type(document).__name__
             problems.append(
                 ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1)
+            )
+            continue
+        if "fields" in document and set(document) <= {"fields", "id"}:
+            problems.append(
+                ConfigIssue(
+                    "this is a dataset mapping (fields:, id:), not a persona; name it *.map.yaml so that "
+                    "folder walks leave it out, and pass it to batch with --map",
+                    file=file,
+                    line=1,
+                    column=1,
+                )
             )
             continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
@@ -173,6 +193,9 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
                 "extends",
             )
         )
+    parents = _PARENTS.get()
+    if parents is not None:
+        parents.add(resolved)
     seen = [path for path, _ in chain]
     if resolved in seen:
         cycle = " → ".join([*(name for _, name in chain[seen.index(resolved) :]), label])
@@ -211,39 +234,117 @@ def load_profile(path: str | Path) -> ProfileConfig:
 def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     """Load every persona in a folder of `*.yaml`/`*.yml` files, or in a file of several documents.
 
-    Keys are file stems; a file of several documents adds `#2`, `#3`, … after the first.
-    Problems of every file are reported together.
+    A folder is read without its subfolders, leaving out what is not a persona (see
+    `load_persona_files`). Keys are file stems; a file of several documents adds `#2`, `#3`, …
+    after the first. Problems of every file are reported together.
     """
-    path = Path(path)
-    files = _persona_files(path) if path.is_dir() else [path]
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
-    for file in files:
-        try:
-            configs = parse_profiles(read_text(file), file=str(file), base_dir=file.parent)
-        except ConfigError as exc:
-            problems.extend(exc.issues)
-            continue
-        for index, config in enumerate(configs, start=1):
-            result[file.stem if index == 1 else f"{file.stem}#{index}"] = config
+    for loaded in load_persona_files([Path(path)], recursive=False):
+        problems.extend(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
+            result[loaded.path.stem if index == 1 else f"{loaded.path.stem}#{index}"] = config
     if problems:
         raise ConfigError(problems)
     return result
 
 
-def iter_persona_files(paths: list[Path]) -> Iterator[Path]:
-    """Persona files named directly or found (not recursively) in named folders."""
+@dataclass
+class PersonaFile:
+    """One persona file a walk loaded: its personas, or the problems that kept it from loading."""
+
+    path: Path
+    configs: list[ProfileConfig]
+    issues: list[ConfigIssue]
+
+    def label(self, index: int) -> str:
+        """How a report names persona `index` (from 1): the file, or `FILE#N (name)` in a file of several."""
+        if len(self.configs) == 1:
+            return str(self.path)
+        name = self.configs[index - 1].name
+        return f"{self.path}#{index}" + (f" ({name})" if isinstance(name, str) else "")
+
+
+def load_persona_files(paths: list[Path], *, recursive: bool = True) -> list[PersonaFile]:
+    """Load the persona files named, and those found in the folders named (with subfolders, by default).
+
+    A file named directly is always loaded. In a folder, these are left out, as not personas:
+
+    * names starting with `.` (files and folders alike);
+    * dataset mappings, `*.map.yaml` / `*.map.yml`, and model-family rules, `families.yaml`;
+    * parents: a file that another file of the walk `extends` is loaded as part of each child,
+      not on its own, since it need not be a whole persona.
+
+    Problems are reported per file; the same problem reached through several children (a
+    parent's) is reported once.
+    """
+    found: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
-            yield from _persona_files(path)
+            found.extend((file, False) for file in iter_persona_files([path], recursive=recursive))
+        else:
+            found.append((path, True))
+    loaded: list[tuple[PersonaFile, bool]] = []
+    parents: set[Path] = set()
+    seen: set[ConfigIssue] = set()
+    for file, named in found:
+        used: set[Path] = set()
+        token = _PARENTS.set(used)
+        try:
+            result = PersonaFile(file, parse_profiles(read_text(file), file=str(file), base_dir=file.parent), [])
+        except ConfigError as exc:
+            fresh = [issue for issue in exc.issues if issue not in seen]
+            seen.update(fresh)
+            result = PersonaFile(file, [], fresh)
+        finally:
+            _PARENTS.reset(token)
+        parents |= used
+        loaded.append((result, named))
+    if not parents:
+        return [result for result, _ in loaded]
+    return [result for result, named in loaded if named or result.path.resolve() not in parents]
+
+
+#: Files a folder walk leaves out by name: dataset mappings and model-family rules.
+NOT_PERSONAS = (".map.yaml", ".map.yml")
+RULES_FILES = ("families.yaml", "families.yml")
+
+#: While a walk loads one file, the parent files its personas extend, resolved.
+_PARENTS: ContextVar[set[Path] | None] = ContextVar("profiles_parents", default=None)
+
+
+def iter_persona_files(paths: list[Path], *, recursive: bool = True) -> Iterator[Path]:
+    """Persona files named directly, or found in named folders by the rules of `load_persona_files`.
+
+    Only the rules by name apply here; leaving out parents takes loading the files.
+    """
+    for path in paths:
+        if path.is_dir():
+            yield from _persona_files(path, recursive)
         else:
             yield path
 
 
-def _persona_files(folder: Path) -> list[Path]:
-    """The persona files directly in `folder`, by name; one directory read, no stat per file."""
+def _is_persona_name(name: str) -> bool:
+    return (
+        name.endswith(PERSONA_SUFFIXES)
+        and not name.startswith(".")
+        and not name.endswith(NOT_PERSONAS)
+        and name not in RULES_FILES
+    )
+
+
+def _persona_files(folder: Path, recursive: bool) -> list[Path]:
+    """The persona files in `folder` (and its subfolders), in name order; one directory read per folder."""
+    files: list[Path] = []
     with os.scandir(folder) as entries:
-        names = sorted(
-            entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file()
-        )
-    return [folder / name for name in names]
+        items = sorted(entries, key=lambda entry: entry.name)
+    for entry in items:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file():
+            if _is_persona_name(entry.name):
+                files.append(folder / entry.name)
+        elif recursive and entry.is_dir():
+            files.extend(_persona_files(folder / entry.name, recursive))
+    return files

@@ -101,32 +101,25 @@ def validate(paths: tuple[Path, ...]) -> None:
     Example:
       profiles validate profile_configs/
     """
-    from ..loader import iter_persona_files, load_profiles
+    from ..loader import load_persona_files
     from ..validate import validate_config
 
     problems = []
     checked = 0
-    for file in iter_persona_files(list(paths)):
-        try:
-            configs = list(load_profiles(file).values())
-        except ConfigError as error:
-            problems.extend(error.issues)
-            continue
-        for index, config in enumerate(configs, start=1):
+    for loaded in load_persona_files(list(paths)):
+        problems.extend(loaded.issues)
+        checked += bool(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
             checked += 1
             issues = validate_config(config)
             if issues:
                 problems.extend(issues)
                 continue
-            click.echo(f"ok {file}" if len(configs) == 1 else f"ok {file}#{index}{_named(config)}")
+            click.echo(f"ok {loaded.label(index)}")
     if problems:
         raise ConfigError(problems)
     if not checked:
         raise ConfigError("no persona files (*.yaml, *.yml) found; name a file or a folder that holds some")
-
-
-def _named(config: Any) -> str:
-    return f" ({config.name})" if isinstance(config.name, str) else ""
 
 
 @click.command()
