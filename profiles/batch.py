@@ -36,7 +36,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 from .errors import BatchError, OutputError, ProfilesError
 
 if TYPE_CHECKING:
+    from .config import PersonaModel
+    from .dynconfig import ConfigInfo
     from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
-    from .profile import DefaultProfile
 
 __all__ = ["BatchError", "BatchOptions", "BatchReport", "parse_shard", "persona_data", "run_batch"]
 
@@ -78,6 +79,11 @@ class BatchOptions:
     force: bool = False
     on_error: str = "raise"
     format: str | None = None
+    #: The deployment (else `PROFILES_DEPLOYMENT`), language and model every profile is made for,
+    #: as `create_profile(deployment=…, language=…, model=…)`: language and model win over the rows'.
+    deployment: str | None = None
+    language: str | None = None
+    model: str | None = None
     chunk_rows: int = CHUNK_ROWS
     chunk_seconds: float = CHUNK_SECONDS
 
@@ -105,43 +111,124 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
-    """A profile as persona data that `ProfileConfig` accepts again.
+def persona_data(
+    result: RowResult,
+    base: PersonaModel | None = None,
+    *,
+    language: str | None = None,
+    model: str | None = None,
+    roots: Mapping[Path, str] | None = None,
+) -> dict[str, Any]:
+    """A row's persona as file data: the base persona with the row's values in it, as `ProfileConfig` reads it.
 
-    Set fields, own templates (inline), variables and tools are written; template folders are not,
-    since their paths belong to the base persona's folder.
+    Loaded again (as a file in the folder `roots` were copied to), it makes the profile the batch
+    made: the row's cells are written as data (braces kept literal with `{% raw %}`), dynamic fields
+    of the base stay dynamic, its templates are written inline, its template roots point at their
+    copies (`roots` maps each root to its copy's relative path; without it they are left out), and
+    its samples, kinds, tools and deployments are kept. A deployment's overlay loses the fields the
+    row sets, since the row's values win over the overlay's as they did in the batch. `language`
+    and `model` are the batch's own, which won over the row's and the base's.
 
-    A secret field is written as its dynamic definition (provider and key), never as its value; a
-    secret with no definition to write is left out.
+    A secret field is written as its definition (key and provider), never as a value, and without
+    its default, which may itself be the secret; a secret with no key to write is left out.
     """
+    data = _fields(base, roots) if base is not None else {}
+    for name, value in result.values.items():
+        data[name] = _literal(value)
+    if result.variables:
+        data["variables"] = {**data.get("variables", {}), **result.variables}
+    given = {name: value for name, value in (("language", language), ("model", model)) if value}
+    data.update(given)
+    won = {*result.values, *given}
+    if base is not None and base.deployments:
+        deployments = {}
+        for deployment, overlay in base.deployments.items():
+            entry = {name: value for name, value in _fields(overlay, roots).items() if name not in won}
+            variables = {key: value for key, value in entry.get("variables", {}).items() if key not in result.variables}
+            if variables:
+                entry["variables"] = variables
+            else:
+                entry.pop("variables", None)
+            deployments[deployment] = entry
+        data["deployments"] = deployments
+    return data
+
+
+def _fields(part: Any, roots: Mapping[Path, str] | None) -> dict[str, Any]:
+    """The fields a persona (or one overlay) sets itself, as persona file data."""
     from .dynconfig import ConfigInfo
     from .fields import PROFILE_FIELDS
 
     data: dict[str, Any] = {}
-    for name in PROFILE_FIELDS:
-        item = profile.resolved[name]
-        if item.value in (None, "", ()):
+    for name in type(part).model_fields:
+        if name not in part.model_fields_set or name in ("factory", "deployments"):
             continue
-        if item.secret:
-            info = getattr(base, name, None)
-            if isinstance(info, ConfigInfo):
-                data[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
-            continue
-        data[name] = list(item.value) if isinstance(item.value, tuple) else item.value
-    if profile.templates:
-        data["templates"] = {kind: {"inline": source.source} for kind, source in profile.templates.items()}
-    if profile.bound:
-        data["variables"] = dict(profile.bound)
-    tools = getattr(profile, "tools", ())
-    if tools:
-        data["tools"] = [
-            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
-        ]
-    if getattr(profile, "requires_resources", False):
-        data["requires_resources"] = True
-    if getattr(profile, "allow_secrets", ()):
-        data["allow_secrets"] = sorted(profile.allow_secrets)
+        value = getattr(part, name)
+        if name in PROFILE_FIELDS:
+            dumped = _dynamic(value) if isinstance(value, ConfigInfo) else _plain(value)
+            if dumped is not None:
+                data[name] = dumped
+        elif name == "templates":
+            data[name] = {
+                kind: {"store": source.store_key} if source.store_key else {"inline": source.source}
+                for kind, source in value.items()
+            }
+        elif name == "tools":
+            data[name] = [
+                {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}
+                for tool in value
+            ]
+        elif name == "template_roots":
+            if roots is not None and value:
+                data[name] = [roots[root] for root in value]
+        else:
+            data[name] = _plain(value)
     return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _dynamic(info: ConfigInfo) -> dict[str, Any] | None:
+    """A dynamic field as persona file data: the keys that differ from `DynConfig`'s defaults."""
+    from .dynconfig import DEFAULT_SEPARATOR
+
+    if info.secret:
+        if not info.key:
+            return None
+        data: dict[str, Any] = {"key": info.key, "provider": info.provider_name, "secret": True}
+    else:
+        data = {"default": _plain(info.default)} if info.default is not None else {}
+        for name in ("key", "provider", "description", "category"):
+            if getattr(info, name):
+                data[name] = getattr(info, name)
+    if info.is_list:
+        data["is_list"] = True
+        if info.separator != DEFAULT_SEPARATOR:
+            data["separator"] = info.separator
+    return data
+
+
+#: An `endraw` tag, in any of the spellings Jinja accepts.
+_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
+
+
+def _literal(value: Any) -> Any:
+    """A dataset cell as persona file data that renders as the cell: braces kept with `{% raw %}`."""
+    from .rendering.renderer import has_template_syntax
+
+    if isinstance(value, (list, tuple)):
+        return [_literal(item) for item in value]
+    if not isinstance(value, str) or not has_template_syntax(value):
+        return value
+    # an endraw inside the text would end the raw block: print it through an expression instead
+    body = _ENDRAW.sub(lambda match: "{% endraw %}{{ " + repr(match.group(0)) + " }}{% raw %}", value)
+    return "{% raw %}" + body + "{% endraw %}"
 
 
 def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None] | None = None) -> BatchReport:
@@ -154,6 +241,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
             already written might no longer match), so the fixed dataset is run with `force`.
         ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
     """
+    from .context import Context
     from .factories.dataset import DatasetProfileFactory
 
     if options.on_error not in ("raise", "skip", "collect"):
@@ -178,17 +266,19 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         return report
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
+    roots = sink.place_roots(factory.base.template_roots if factory.base is not None else ())
+    context = Context(language=options.language, model=options.model, deployment=options.deployment)
     total = factory.estimate_rows() if progress is not None else None
     if progress is not None:
         progress(report.rows_done, total)
     last_commit = time.monotonic()
     try:
-        for result in factory.iter_results(start=report.rows_done, shard=options.shard):
+        for result in factory.iter_results(start=report.rows_done, shard=options.shard, context=context):
             if result.issues:
                 _bad_row(options, sink, report, result)
             else:
                 try:
-                    sink.add(result, _record(result, options, factory))
+                    sink.add(result, _record(result, options, factory, roots))
                     report.written += 1
                 except _RowFailure as failure:
                     _bad_row(options, sink, report, failure.result)
@@ -220,17 +310,16 @@ class _RowFailure(Exception):
         self.result = result
 
 
-def _record(result: RowResult, options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
+def _record(
+    result: RowResult, options: BatchOptions, factory: DatasetProfileFactory, roots: Mapping[Path, str] | None
+) -> dict[str, Any]:
     from dataclasses import replace
 
     from .factories.dataset import RowIssue
 
     profile: Any = result.profile
-    record: dict[str, Any] = {
-        "id": result.profile_id,
-        "row": result.row,
-        "persona": persona_data(profile, factory.base),
-    }
+    persona = persona_data(result, factory.base, language=options.language, model=options.model, roots=roots)
+    record: dict[str, Any] = {"id": result.profile_id, "row": result.row, "persona": persona}
     if options.render:
         try:
             record["prompts"] = {
@@ -273,6 +362,8 @@ def _digest(path: Path | None) -> str | None:
 
 def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
+    from .resolve import choose_deployment
+
     stat = options.source.stat()
     return {
         "source": str(options.source.resolve()),
@@ -283,6 +374,9 @@ def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[
         "shard": list(options.shard) if options.shard else None,
         "render": options.render,
         "question": options.question,
+        "deployment": choose_deployment(options.deployment),
+        "language": options.language,
+        "model": options.model,
     }
 
 
@@ -424,6 +518,38 @@ class _Sink:
                 if self._errors_file.name and os.path.getsize(self._errors_file.name) == 0:
                     os.unlink(self._errors_file.name)
 
+    #: Where a persona's template roots are copied, relative to the folder its file is in; None:
+    #: nowhere (standard output), and the written personas leave their roots out.
+    roots_folder: Path | None = None
+
+    def place_roots(self, roots: tuple[Path, ...]) -> dict[Path, str] | None:
+        """Copy each template root next to the output, so written personas render as the batch's did.
+
+        Returns each root's copy as a path relative to the written personas' folder. Only regular
+        files are copied: a symlink could lead out of its root, which the renderer would refuse.
+        """
+        if self.roots_folder is None:
+            return None
+        placed: dict[Path, str] = {}
+        used: set[str] = set()
+        home = self.roots_folder.parent
+        for root in roots:
+            name, number = root.name or "templates", 1
+            while name in used:  # two roots of the same name, from different folders
+                number += 1
+                name = f"{root.name}-{number}"
+            used.add(name)
+            target = self.roots_folder / name
+            for file in sorted(root.rglob("*")):
+                if file.is_symlink() or not file.is_file():
+                    continue
+                copy = target / file.relative_to(root)
+                with self._writing(copy):
+                    _make_folder(copy.parent)
+                    _fsync_write(copy, file.read_bytes(), sync=False)
+            placed[root] = target.relative_to(home).as_posix()
+        return placed
+
     def _describe(self, state: dict[str, Any]) -> str:
         """What an earlier batch's checkpoint says is there, for a run given neither --resume nor --force."""
         out = self.options.out
@@ -509,6 +635,7 @@ class _JsonlSink(_Sink):
         out = options.out
         self.checkpoint_path = out.with_name(out.name + ".checkpoint")
         self.errors_path = out.with_name(out.stem + ".errors.jsonl")
+        self.roots_folder = out.with_name(out.stem + "_templates")
         self._lines: list[bytes] = []
         self._file: Any = None
 
@@ -620,6 +747,7 @@ class _FolderSink(_Sink):
         suffix = f"-{options.shard[0]}of{options.shard[1]}" if options.shard else ""
         self.checkpoint_path = options.out / f".checkpoint{suffix}.json"
         self.errors_path = options.out / f"errors{suffix}.jsonl"
+        self.roots_folder = options.out / "_templates"
 
     def _has_output(self) -> bool:
         if self.options.shard:  # the other shards' files are expected

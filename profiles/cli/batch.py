@@ -71,6 +71,14 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     type=click.Choice(["csv", "tsv", "jsonl", "yaml", "parquet"]),
     help="Dataset format, when the suffix does not tell.",
 )
+@click.option(
+    "--deployment",
+    "-d",
+    help="The deployment every persona is made for: picks the base's overlay and .env.<deployment>. "
+    "Default: $PROFILES_DEPLOYMENT.",
+)
+@click.option("--language", "-l", help="Answer language and template locale of every persona, e.g. zh; wins over rows.")
+@click.option("--model", "-m", help="The model the prompts are for, for every persona; wins over rows.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
 def batch(
     source: Path,
@@ -84,6 +92,9 @@ def batch(
     force: bool,
     on_error: str,
     fmt: str | None,
+    deployment: str | None,
+    language: str | None,
+    model: str | None,
     quiet: bool,
 ) -> None:
     """Make one validated persona per row of a dataset.
@@ -113,6 +124,9 @@ def batch(
         force=force,
         on_error=on_error,
         format=fmt,
+        deployment=deployment,
+        language=language,
+        model=model,
     )
     show = not quiet and sys.stderr.isatty()
     try:

@@ -77,6 +77,10 @@ class RowResult:
     profile_id: Any
     profile: Profile | None
     issues: tuple[RowIssue, ...] = ()
+    #: The persona fields the row itself set (its cells, shaped), for writing the persona out.
+    values: Mapping[str, Any] = field(default_factory=dict)
+    #: The template variables the row set through `variables.NAME` entries.
+    variables: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -304,6 +308,7 @@ class DatasetProfileFactory(ProfileFactory):
         language: str | None = None,
         model: str | None = None,
         deployment: str | None = None,
+        context: Context | None = None,
     ) -> Iterator[RowResult]:
         """One `RowResult` per row after the first `start` rows that falls in `shard`.
 
@@ -313,13 +318,19 @@ class DatasetProfileFactory(ProfileFactory):
         when rows are added or reordered. `on_error` is applied: `raise` raises at a bad row,
         `collect` appends its issues to `errors`; bad rows are yielded with their issues either way.
         The base persona's overlay for `deployment` (else `PROFILES_DEPLOYMENT`) applies to every row.
+        `context` is what every profile is created for, as in `ProfileConfig.create_profile`: its
+        language and model win over the row's and the base's (unlike `language` and `model`, which
+        fill only what both leave empty), and its deployment, when set, is used for `deployment`.
         """
         if shard is not None:
             index, count = shard
             if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
                 raise FactoryError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
         fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
-        run = self._settings(deployment)
+        if context is not None:
+            run = self._settings(context.deployment or deployment, context.language, context.model)
+        else:
+            run = self._settings(deployment)
         for raw in read_rows(self.source, self.format, self._check_columns):
             if raw.row <= start:
                 continue
@@ -384,7 +395,7 @@ class DatasetProfileFactory(ProfileFactory):
             return RowResult(raw.row, raw.line, profile_id, None, tuple(found))
         except ProfilesError as exc:
             return RowResult(raw.row, raw.line, profile_id, None, (issue(exc.message),))
-        return RowResult(raw.row, raw.line, profile_id, profile)
+        return RowResult(raw.row, raw.line, profile_id, profile, values=values, variables=variables)
 
     # -- internals -------------------------------------------------------------------------------
     def _fail(self, issues: Iterable[RowIssue]) -> None:
@@ -467,11 +478,11 @@ class DatasetProfileFactory(ProfileFactory):
             return value or None
         return value
 
-    def _settings(self, deployment: str | None = None) -> _Run:
-        """What every row of one pass shares: the deployment, its base persona and template roots."""
+    def _settings(self, deployment: str | None = None, language: str | None = None, model: str | None = None) -> _Run:
+        """What every row of one pass shares: the deployment, its base persona, template roots, context."""
         deployment = choose_deployment(deployment)
         base = self.base.for_deployment(deployment) if self.base is not None else None
-        return _Run(deployment, base, env_template_roots())
+        return _Run(deployment, base, env_template_roots(), language, model)
 
     def _build(
         self,
@@ -502,10 +513,12 @@ class DatasetProfileFactory(ProfileFactory):
                 update["variables"] = {**base.variables, **variables}
             update["deployments"] = {}
             config = base.model_copy(update=update)
-        context = Context(deployment=run.deployment, base_dir=config._base_dir)
+        context = Context(language=run.language, model=run.model, deployment=run.deployment, base_dir=config._base_dir)
         resolved = resolve_fields(config, context)
         where = f"dataset:{self.label}:{raw.line}" if raw.line is not None else f"dataset:{self.label}"
         for name in values:
+            if (name == "language" and run.language) or (name == "model" and run.model):
+                continue  # the context's argument won over the cell
             column = columns.get(name)
             origin = f"{where} row {raw.row}" + (f" column {column}" if column else f" template {name}")
             resolved[name] = Resolved(resolved[name].value, origin)
@@ -518,6 +531,8 @@ class _Run:
     deployment: str | None
     base: ProfileConfig | None
     roots: tuple[Path, ...]
+    language: str | None = None
+    model: str | None = None
 
 
 def _check_only(*args: Any, **kwargs: Any) -> None:
