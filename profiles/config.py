@@ -39,6 +39,7 @@ __all__ = [
     "DeploymentOverlay",
     "PersonaModel",
     "config_error_from",
+    "kind_typos",
     "known_field_names",
 ]
 
@@ -258,7 +259,7 @@ class PersonaModel(_PersonaFields):
         if missing:
             raise ConfigError([_missing_issue(field) for field in missing])
         if not _PARTIAL.get():
-            typos = _kind_typos(self)
+            typos = kind_typos(self)
             if typos:
                 raise ConfigError(typos)
 
@@ -340,7 +341,7 @@ class PersonaModel(_PersonaFields):
                 yield name, value
 
 
-def _kind_typos(config: PersonaModel) -> list[ConfigIssue]:
+def kind_typos(config: PersonaModel) -> list[ConfigIssue]:
     """A `templates:` kind one edit away from a built-in kind, neither declared under `kinds:` nor in a root.
 
     `templates: {sytem: …}` would otherwise be taken for a new kind, and the system prompt would

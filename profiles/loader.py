@@ -54,11 +54,14 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
     return located
 
 
-def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None = None) -> list[ProfileConfig]:
+def parse_profiles(
+    text: str, *, file: str = "<string>", base_dir: Path | None = None, partial: bool = False
+) -> list[ProfileConfig]:
     """Validate every YAML document of `text`; raise one `ConfigError` listing all problems.
 
     `extends:` paths are relative to `base_dir` (the working directory when None), which is also
-    the root they must stay inside.
+    the root they must stay inside. `partial` reads personas that need not be complete, such as
+    a dataset's base persona: a name and a role may come from elsewhere.
     """
     documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
@@ -86,7 +89,7 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
             continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
         try:
-            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None))
+            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None, partial=partial))
         except ConfigError as exc:
             problems.extend(exc.issues)
     if problems:
@@ -216,14 +219,14 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
     return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
 
 
-def load_profile(path: str | Path) -> ProfileConfig:
-    """Load the persona in a YAML file.
+def load_profile(path: str | Path, *, partial: bool = False) -> ProfileConfig:
+    """Load the persona in a YAML file; with `partial`, one that need not have a name and role.
 
     Raises:
         ConfigError: with every problem in the file, each with file, line, column and field.
     """
     path = Path(path)
-    configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent)
+    configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent, partial=partial)
     if len(configs) != 1:
         raise ConfigError(
             ConfigIssue(f"holds {len(configs)} personas; use load_profiles() for several", file=str(path))

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..config import kind_typos
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
 from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
@@ -198,8 +199,10 @@ class DatasetProfileFactory(ProfileFactory):
             `.parquet` file (needs the `parquet` extra), or any iterable of mappings.
         mapping: a `FieldMapping`, a mapping file's path, or a plain `{field: column_or_template}`.
             Without one, columns named like persona fields fill those fields.
-        base: the persona (a `ProfileConfig` or a YAML path) holding what every row shares; a
-            row's non-empty values win over it, empty cells leave its values standing.
+        base: the persona (a `ProfileConfig`, a mapping of its fields, or a YAML path) holding what
+            every row shares; a row's non-empty values win over it, empty cells leave its values
+            standing. It need not be complete: only each row's merged persona must have a name
+            and a role.
         id_column: the column holding each profile's id (overrides the mapping's `id`); without
             one, the id is the row number.
         format: the file format when the suffix does not tell it.
@@ -216,7 +219,7 @@ class DatasetProfileFactory(ProfileFactory):
         source: str | Path | Iterable[Mapping[str, Any]],
         mapping: FieldMapping | Mapping[str, str] | str | Path | None = None,
         *,
-        base: ProfileConfig | str | Path | None = None,
+        base: ProfileConfig | Mapping[str, Any] | str | Path | None = None,
         id_column: str | None = None,
         format: str | None = None,
         on_error: OnError = "raise",
@@ -405,15 +408,25 @@ class DatasetProfileFactory(ProfileFactory):
             self.errors.extend(issues)
 
     @staticmethod
-    def _load_base(base: ProfileConfig | str | Path | None) -> ProfileConfig | None:
+    def _load_base(base: ProfileConfig | Mapping[str, Any] | str | Path | None) -> ProfileConfig | None:
+        """The base persona, which holds what the rows share and so need not be complete itself.
+
+        Each row's merged persona is what must be whole: a name and role may come from the rows.
+        """
         if base is None or isinstance(base, ProfileConfig):
             config = base
+        elif isinstance(base, Mapping):
+            config = ProfileConfig.from_data(base, partial=True)
         else:
             from ..loader import load_profile
 
-            config = load_profile(base)
-        if config is not None and config.factory is not None:
-            raise FactoryError("the base persona of a dataset must not have a factory of its own; remove it")
+            config = load_profile(base, partial=True)
+        if config is not None:
+            if config.factory is not None:
+                raise FactoryError("the base persona of a dataset must not have a factory of its own; remove it")
+            typos = kind_typos(config)  # a partial persona skips this check; rows cannot add kinds
+            if typos:
+                raise ConfigError(typos)
         return config
 
     def _compile(self, mapping: FieldMapping) -> tuple[_Source, ...]:
