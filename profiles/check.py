@@ -96,9 +96,10 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
     }
     used_anywhere: set[str] = set()
+    latent = _latent_secrets(config)
     for kind in kinds:
         given = {**samples, **per_kind.get(kind, {})}
-        used = _check_kind(profile, kind, given, issue)
+        used = _check_kind(profile, kind, given, issue, latent)
         used_anywhere |= used
         for name in sorted(set(per_kind.get(kind, {})) - used):
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
@@ -106,7 +107,32 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
 
 
-def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:
+def _latent_secrets(config: Any) -> dict[str, str]:
+    """Fields that hold a secret whenever their key is set, whether or not it is set here, and why.
+
+    A field marked `secret: true`, or read by the `env` provider from a key that looks like a
+    credential (`API_KEY`): CI rarely has the production variables, so a prompt that would refuse
+    such a field in production must fail the check already.
+    """
+    from .dynconfig import ConfigInfo
+    from .fields import PROFILE_FIELDS
+    from .secrets import looks_like_credential
+
+    found = {}
+    for name in PROFILE_FIELDS:
+        info = getattr(config, name)
+        if not isinstance(info, ConfigInfo) or name in config.allow_secrets:
+            continue
+        if info.secret:
+            found[name] = "is marked secret: true"
+        elif info.key and info.provider_name == "env" and looks_like_credential(info.key):
+            found[name] = f"is read from env key {info.key!r}, whose name is a credential's"
+    return found
+
+
+def _check_kind(
+    profile: Any, kind: str, samples: dict[str, Any], issue: Any, latent: dict[str, str] | None = None
+) -> set[str]:
     """Render one kind; report missing variables, secrets and errors. Returns the variables it uses."""
     own = ("templates",) if kind in profile.templates else ()  # its own template: point at `templates:`
     try:
@@ -143,6 +169,18 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
             name,
         )
         placeholders[name] = "***"
+    reads = set(plan.compiled.declared)
+    for _, templates in plan.fields:
+        for template in templates if isinstance(templates, tuple) else (templates,):
+            reads |= set(getattr(template, "declared", ()))
+    for name, why in sorted((latent or {}).items()):
+        if name in reads and name not in plan.secret and name not in samples:
+            issue(
+                f"{kind} prompt: template {plan.compiled.name!r} uses field {name!r}, which {why}: whenever it is "
+                "set, its value is a secret and rendering refuses it; list the field under allow_secrets if it may "
+                "reach the model, or read it from a key that is not a credential's",
+                name,
+            )
     try:
         profile.format_prompt(kind, **{**placeholders, **samples})
     except SecretError as exc:
