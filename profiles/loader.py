@@ -219,17 +219,50 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
     return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
 
 
-def load_profile(path: str | Path, *, partial: bool = False) -> ProfileConfig:
-    """Load the persona in a YAML file; with `partial`, one that need not have a name and role.
+def load_profile(
+    path: str | Path, *, name: str | None = None, index: int | None = None, partial: bool = False
+) -> ProfileConfig:
+    """Load the persona in a YAML file; in a file of several `---` documents, the one picked.
+
+    `name` picks the persona whose `name:` is that text; `index` the persona at that place (1 is
+    the first document). With `partial`, the persona need not have a name and role.
 
     Raises:
-        ConfigError: with every problem in the file, each with file, line, column and field.
+        ConfigError: with every problem in the file, each with file, line, column and field; or the
+            file holds several personas and none was picked, or the one asked for is not there.
     """
     path = Path(path)
     configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent, partial=partial)
+    return _pick(configs, str(path), name, index)
+
+
+def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int | None) -> ProfileConfig:
+    def names() -> str:
+        return ", ".join(f"{number}: {config.name if isinstance(config.name, str) else '(dynamic)'}"
+                         for number, config in enumerate(configs, start=1))
+
+    if name is not None and index is not None:
+        raise ConfigError(ConfigIssue("pick a persona by name or by index, not both", file=file))
+    if index is not None:
+        if not 1 <= index <= len(configs):
+            raise ConfigError(
+                ConfigIssue(f"holds {len(configs)} persona(s), so there is no number {index}; they are {names()}",
+                            file=file)
+            )
+        return configs[index - 1]
+    if name is not None:
+        found = [config for config in configs if config.name == name]
+        if len(found) != 1:
+            what = "no persona" if not found else f"{len(found)} personas"
+            raise ConfigError(ConfigIssue(f"holds {what} named {name!r}; its personas are {names()}", file=file))
+        return found[0]
     if len(configs) != 1:
         raise ConfigError(
-            ConfigIssue(f"holds {len(configs)} personas; use load_profiles() for several", file=str(path))
+            ConfigIssue(
+                f"holds {len(configs)} personas ({names()}); pick one by name or number (--name NAME or --index N "
+                "on the command line, load_profile(path, name=…) in Python), or load them all with load_profiles()",
+                file=file,
+            )
         )
     return configs[0]
 
