@@ -37,7 +37,7 @@ from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, Pr
 from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from ..profile import build_profile
 from ..profile_config import ProfileConfig
-from ..resolve import choose_deployment, env_template_roots, resolve_fields
+from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
 
@@ -528,6 +528,7 @@ class DatasetProfileFactory(ProfileFactory):
             config = base.model_copy(update=update)
         context = Context(language=run.language, model=run.model, deployment=run.deployment, base_dir=config._base_dir)
         resolved = resolve_fields(config, context)
+        require_fields(config, resolved)
         where = f"dataset:{self.label}:{raw.line}" if raw.line is not None else f"dataset:{self.label}"
         for name in values:
             if (name == "language" and run.language) or (name == "model" and run.model):
