@@ -90,6 +90,9 @@ class ConfigIssue:
     loc: tuple[Any, ...] = _field(default=(), compare=False, repr=False)
     #: A short code for the kind of problem, e.g. `extra_forbidden` or `duplicate_key`.
     code: str = _field(default="", compare=False, repr=False)
+    #: For a problem in a parent persona: the files that extend it, each chain written
+    #: `child.yaml → middle.yaml`, so the message says which personas it breaks.
+    via: tuple[str, ...] = _field(default=(), compare=False, repr=False)
 
     def __str__(self) -> str:
         where = ""
@@ -101,7 +104,8 @@ class ConfigIssue:
                     where += f":{self.column}"
             where += ": "
         field = f"field '{self.field}': " if self.field else ""
-        return f"{where}{field}{self.message}"
+        via = f" (extended by {' and '.join(self.via)})" if self.via else ""
+        return f"{where}{field}{self.message}{via}"
 
 
 class ConfigError(ProfilesError, ValueError):

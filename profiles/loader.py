@@ -22,6 +22,7 @@ from typing import Any
 
 from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
+from .fields import confine_root_var
 from .inheritance import merge_configs
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
@@ -88,10 +89,14 @@ def parse_profiles(
             )
             continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
+        root = base_dir or Path.cwd()
+        token = confine_root_var.set(root)  # parents' template paths stay inside this persona's folder
         try:
-            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None, partial=partial))
+            configs.append(_build(document, source, root=root, chain=None, partial=partial))
         except ConfigError as exc:
             problems.extend(exc.issues)
+        finally:
+            confine_root_var.reset(token)
     if problems:
         problems.sort(key=lambda issue: (issue.line or 0, issue.column or 0))
         raise ConfigError(problems)
@@ -216,7 +221,12 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
             ConfigIssue("a parent persona must be one YAML mapping of fields", file=label, line=1, column=1)
         )
     parent = _Source(text, 0, label, path.parent, field_lines[0] if field_lines else {})
-    return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
+    try:
+        return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
+    except ConfigError as exc:
+        # say which persona the parent's problem breaks; a deeper parent already named its whole chain
+        through = " → ".join(name for _, name in chain) or source.file
+        raise ConfigError([issue if issue.via else replace(issue, via=(through,)) for issue in exc.issues]) from None
 
 
 def load_profile(
@@ -322,16 +332,24 @@ def load_persona_files(paths: list[Path], *, recursive: bool = True) -> list[Per
             found.append((path, True))
     loaded: list[tuple[PersonaFile, bool]] = []
     parents: set[Path] = set()
-    seen: set[ConfigIssue] = set()
+    # a parent's problem reaches every child that extends it: report it once, naming them all
+    first: dict[ConfigIssue, tuple[PersonaFile, int]] = {}
     for file, named in found:
         used: set[Path] = set()
         token = _PARENTS.set(used)
         try:
             result = PersonaFile(file, parse_profiles(read_text(file), file=str(file), base_dir=file.parent), [])
         except ConfigError as exc:
-            fresh = [issue for issue in exc.issues if issue not in seen]
-            seen.update(fresh)
-            result = PersonaFile(file, [], fresh)
+            result = PersonaFile(file, [], [])
+            for issue in exc.issues:
+                if issue in first:
+                    owner, index = first[issue]
+                    earlier = owner.issues[index]
+                    more = tuple(chain for chain in issue.via if chain not in earlier.via)
+                    owner.issues[index] = replace(earlier, via=(*earlier.via, *more))
+                    continue
+                first[issue] = (result, len(result.issues))
+                result.issues.append(issue)
         finally:
             _PARENTS.reset(token)
         parents |= used
