@@ -10,6 +10,9 @@ named). While a command runs, the group puts `guarded_stdout` in front of it, so
 
 Files named by `--out` are the library's to guard (it knows what it has already made durable);
 it raises `OutputError` naming the file.
+
+`Error:` and `Warning:` are shown in colour on a terminal, and never when standard error is a
+pipe or a file, or when `NO_COLOR` is set (https://no-color.org).
 """
 
 from __future__ import annotations
@@ -23,7 +26,14 @@ from typing import Any
 
 from ..errors import OutputError
 
-__all__ = ["CLOSED_PIPE_STATUS", "OutputClosed", "guarded_stdout", "silence_stdout"]
+__all__ = [
+    "CLOSED_PIPE_STATUS",
+    "OutputClosed",
+    "colour_on",
+    "guarded_stdout",
+    "labelled",
+    "silence_stdout",
+]
 
 #: Exit status after the reader of standard output went away: 128 + SIGPIPE, what a shell
 #: reports for `cat` or `git log` stopped by `| head -1`.
@@ -103,3 +113,27 @@ def silence_stdout() -> None:
         pass  # not a real file (a test's capture): there is nothing to flush at exit
     finally:
         os.close(descriptor)
+
+
+#: The colour of each label, as click.style takes it.
+_LABEL_STYLES = {"Error": {"fg": "red", "bold": True}, "Warning": {"fg": "yellow", "bold": True}}
+
+
+def colour_on(stream: Any = None) -> bool:
+    """Whether to colour what goes to `stream` (standard error by default): a terminal, and no `NO_COLOR`."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    stream = sys.stderr if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed, or no file at all
+        return False
+
+
+def labelled(label: str, message: str) -> str:
+    """`Error: message` or `Warning: message`, the label in colour when standard error shows colour."""
+    if colour_on():
+        import click
+
+        return f"{click.style(label + ':', **_LABEL_STYLES[label])} {message}"
+    return f"{label}: {message}"

@@ -294,6 +294,10 @@ def schema() -> None:
     """Print the JSON Schema of persona files, for editors and CI.
 
     \b
+    Example:
+      profiles schema > schema/persona.schema.json
+
+    \b
     Point an editor at it with a modeline at the top of a persona file:
       # yaml-language-server: $schema=../schema/persona.schema.json
     """

@@ -257,9 +257,11 @@ def _yaml(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) 
         try:
             yield from _yaml_items(path, loader)
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            where = f"{path}:{mark.line + 1}" if mark else str(path)
-            raise FactoryError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+            from ..safe_yaml import describe_yaml_error
+
+            problem, line, _ = describe_yaml_error(exc)
+            where = f"{path}:{line}" if line else str(path)
+            raise FactoryError(f"{where}: invalid YAML: {problem}") from None
         except yaml.YAMLError as exc:
             raise FactoryError(f"{path}: invalid YAML: {exc}") from None
         finally:

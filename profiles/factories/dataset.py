@@ -127,22 +127,18 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..safe_yaml import read_text, safe_load
+    from ..safe_yaml import describe_yaml_error, read_text, safe_load
 
     path = Path(path)
     text = read_text(path)
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         data = safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        problem, line, column = describe_yaml_error(exc)
+        raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=str(path), line=line, column=column)) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            ConfigIssue(
-                f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-                file=str(path),
-                line=mark.line + 1 if mark else None,
-            )
-        ) from None
+        raise ConfigError(ConfigIssue(f"invalid YAML: {exc}", file=str(path))) from None
     if not isinstance(data, dict):
         raise ConfigError(ConfigIssue("a mapping file holds `fields:` (and optionally `id:`)", file=str(path), line=1))
     unknown = sorted(str(key) for key in data if key not in ("fields", "id"))
