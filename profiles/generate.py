@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .errors import ConfigError, ConfigIssue, FactoryError
+from .errors import ConfigError, ConfigIssue, FactoryError, OutputError
 
 if TYPE_CHECKING:
     from .factories.llm import LLMProfileFactory
@@ -37,6 +37,8 @@ class JsonlWriter:
         self.out = out
         self.partial = out.with_name(out.name + ".partial") if out is not None else None
         self.lines = 0
+        #: Bytes of whole lines in the partial file, to cut a torn line off after a failed write.
+        self._whole = 0
         self._file: IO[str] | None = None
         if self.partial is not None:
             if self.partial.exists():
@@ -59,24 +61,55 @@ class JsonlWriter:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
         else:
-            self._file.write(line + "\n")
-            self._file.flush()
+            try:
+                self._file.write(line + "\n")
+                self._file.flush()
+            except OSError as exc:
+                raise self._failed(exc) from None
+            self._whole = self._file.tell()
         self.lines += 1
 
     def commit(self) -> None:
         """Make the output whole: fsync the partial file and rename it over ``OUT``."""
         if self._file is None or self.partial is None or self.out is None:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self.partial, self.out)
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+            os.replace(self.partial, self.out)
+        except OSError as exc:
+            raise self._failed(exc) from None
+
+    def _failed(self, exc: OSError) -> OutputError:
+        """A write that failed (a full disk): what it was, and where the personas made so far are.
+
+        The partial file is cut back to its last whole line, so it holds only whole personas.
+        """
+        if self._file is not None and self.partial is not None:
+            try:
+                self._file.close()  # its flush may write part of a line once more
+            except OSError:
+                pass
+            self._file = None
+            try:
+                if self.lines:
+                    os.truncate(self.partial, self._whole)
+                else:
+                    self.partial.unlink()
+            except OSError:
+                pass
+        kept = f"The {self.lines} persona(s) written before it are in {self.partial}" if self.lines else ""
+        return OutputError(str(self.partial), exc, kept=kept)
 
     def close(self) -> None:
         """Close without committing: what was written stays in ``OUT.partial``; an empty one goes."""
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                pass  # the write that failed already said why
             self._file = None
             if not self.lines and self.partial is not None:
                 self.partial.unlink(missing_ok=True)

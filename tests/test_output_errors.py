@@ -183,3 +183,21 @@ def test_library_batch_raises_output_error(tmp_path):
         run_batch(BatchOptions(source=source, out=tmp_path / "a_file" / "out.jsonl"))
     assert caught.value.target == str(tmp_path / "a_file" / "out.jsonl")
     assert isinstance(caught.value.cause, NotADirectoryError)
+
+
+def test_generate_out_failing_midway_keeps_what_was_written(tmp_path):
+    """generate --out on a disk that fills: the partial file's name, the cause, the personas kept."""
+    rules = tmp_path / "rules.txt"
+    rules.write_text("Staff of a small bookshop.\n")
+    out = tmp_path / "people.jsonl"
+    with ChatServer() as server:
+        server.script(json.dumps([{"name": f"Clerk {index}", "role": "Clerk" + "k" * 300} for index in range(5)]))
+        args = ["generate", "--base-url", server.url, "--model", "m", "--count", "5", "--batch-size", "5",
+                "--rules", str(rules), "--out", str(out), "--timeout", "5"]
+        proc = profiles(*args, preexec_fn=_file_size_limit(1_000))
+    assert proc.returncode == 2, proc.stderr
+    partial = tmp_path / "people.jsonl.partial"
+    assert proc.stderr.startswith(f"Error: cannot write {partial}: file too large (EFBIG)")
+    kept = partial.read_text().splitlines()
+    assert kept and f"The {len(kept)} persona(s) written before it are in {partial}" in proc.stderr
+    assert [json.loads(line)["name"] for line in kept] == [f"Clerk {index}" for index in range(len(kept))]
