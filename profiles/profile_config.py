@@ -140,7 +140,9 @@ def _literal_profile(
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
-        profile = built[key] = build_profile(config, None, resolve_fields(config, context), template_roots=roots)
+        resolved = resolve_fields(config, context)
+        require_fields(config, resolved)  # an overlay may have emptied the name or role
+        profile = built[key] = build_profile(config, None, resolved, template_roots=roots)
     return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 

@@ -217,3 +217,12 @@ def test_store_keys_keep_their_slashes():
     assert config.name.key == "summarizer/name"
     (agent,) = parse_profiles("name: {key: summarizer/name, category: agent, default: A}\nrole: r\n")
     assert agent.name.provider_name == "store"
+
+
+def test_an_overlay_that_empties_the_name_is_an_error():
+    from profiles import parse_profiles
+
+    (config,) = parse_profiles('name: Ada\nrole: r\ndeployments:\n  prod:\n    name: ""\n', file="p.yaml")
+    assert config.create_profile().get_name() == "Ada"
+    with pytest.raises(ResolutionError, match="field 'name' is required but resolved to nothing"):
+        config.create_profile(deployment="prod")
