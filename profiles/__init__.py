@@ -17,17 +17,18 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
  6  loader explain validate check         persona files and folders, explain, validate, check,
-    batch generate                         batch, generate
-    factories/                             personas from datasets, from an LLM, or several factories
+    batch generate review report           batch, generate, prompt diffs and snapshots for review;
+    factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
- 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
-                                           knows what a persona is
+ 1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
+                                           and LSH over texts; none knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format
+    tools resources react                  tool specs, resources and the ReAct format,
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -42,9 +43,11 @@ from .errors import (
     ConfigIssue,
     DatasetRowError,
     FactoryError,
+    LabelConflictError,
     OutputError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -53,6 +56,7 @@ from .errors import (
     RowIssue,
     SecretError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -70,6 +74,11 @@ _LAZY = {
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
+    "DistinctFilter": "factories.distinct",
+    "EmbeddingClient": "factories.embeddings",
+    "SamplingPlan": "factories.plan",
+    "diversity_report": "report",
+    "load_plan": "factories.plan",
     "Profile": "profile",
     "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
@@ -109,12 +118,15 @@ __all__ = [
     "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
+    "DistinctFilter",
     "DynConfig",
+    "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
     "LLMProfileFactory",
+    "LabelConflictError",
     "OutputError",
     "Profile",
     "ProfileConfig",
@@ -122,6 +134,7 @@ __all__ = [
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -131,9 +144,11 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "RowIssue",
+    "SamplingPlan",
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
@@ -142,8 +157,10 @@ __all__ = [
     "UnknownProviderError",
     "__version__",
     "check_paths",
+    "diversity_report",
     "explain",
     "load_mapping",
+    "load_plan",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -161,7 +178,10 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.distinct import DistinctFilter
+    from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
+    from .factories.plan import SamplingPlan, load_plan
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .profile_config import ProfileConfig
@@ -172,6 +192,7 @@ if TYPE_CHECKING:
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
+    from .report import diversity_report
     from .schema import persona_schema
     from .secrets import looks_like_credential
     from .store import PromptStore

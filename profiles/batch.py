@@ -48,8 +48,17 @@ if TYPE_CHECKING:
     from .config import PersonaModel
     from .dynconfig import ConfigInfo
     from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
+    from .profile import DefaultProfile
 
-__all__ = ["BatchError", "BatchOptions", "BatchReport", "parse_shard", "persona_data", "run_batch"]
+__all__ = [
+    "BatchError",
+    "BatchOptions",
+    "BatchReport",
+    "parse_shard",
+    "persona_data",
+    "row_persona_data",
+    "run_batch",
+]
 
 #: Rows gathered before they are written, flushed, fsynced and checkpointed.
 CHUNK_ROWS = 1000
@@ -111,7 +120,51 @@ def parse_shard(text: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-def persona_data(
+def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
+    """A profile as persona data that `ProfileConfig` accepts again: its resolved values.
+
+    `profiles batch` writes `row_persona_data` instead, which keeps what the base persona holds
+    (dynamic fields, template roots, deployments) so the file renders as the batch's profile did.
+
+    Set fields, own templates (inline), variables and tools are written; template folders are not,
+    since their paths belong to the base persona's folder.
+
+    A secret field is written as its dynamic definition (provider and key), never as its value; a
+    secret with no definition to write is left out.
+    """
+    from .dynconfig import ConfigInfo
+    from .fields import PROFILE_FIELDS
+
+    data: dict[str, Any] = {}
+    for name in PROFILE_FIELDS:
+        item = profile.resolved[name]
+        if item.value in (None, "", ()):
+            continue
+        if item.secret:
+            info = getattr(base, name, None)
+            if isinstance(info, ConfigInfo):
+                data[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
+            continue
+        data[name] = list(item.value) if isinstance(item.value, tuple) else item.value
+    if profile.templates:
+        data["templates"] = {kind: {"inline": source.source} for kind, source in profile.templates.items()}
+    if profile.bound:
+        data["variables"] = dict(profile.bound)
+    tools = getattr(profile, "tools", ())
+    if tools:
+        data["tools"] = [
+            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
+        ]
+    if getattr(profile, "requires_resources", False):
+        data["requires_resources"] = True
+    if getattr(profile, "allow_secrets", ()):
+        data["allow_secrets"] = sorted(profile.allow_secrets)
+    if getattr(profile, "metadata", None):
+        data["metadata"] = dict(profile.metadata)
+    return data
+
+
+def row_persona_data(
     result: RowResult,
     base: PersonaModel | None = None,
     *,
@@ -318,7 +371,7 @@ def _record(
     from .factories.dataset import RowIssue
 
     profile: Any = result.profile
-    persona = persona_data(result, factory.base, language=options.language, model=options.model, roots=roots)
+    persona = row_persona_data(result, factory.base, language=options.language, model=options.model, roots=roots)
     record: dict[str, Any] = {"id": result.profile_id, "row": result.row, "persona": persona}
     if options.render:
         try:

@@ -29,7 +29,7 @@ from typing import Any
 from .errors import ConfigIssue, ProfilesError, SecretError, closest
 from .validate import kind_inputs
 
-__all__ = ["CheckReport", "check_paths"]
+__all__ = ["CheckReport", "check_paths", "kind_samples", "prompt_kinds"]
 
 
 @dataclass
@@ -73,8 +73,6 @@ def check_paths(paths: Iterable[str | Path]) -> CheckReport:
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
-    from .rendering.templates import PROMPT_KINDS
-
     def issue(message: str, *path: str) -> None:
         found = config.line_of(*path) if path else None
         issues.append(ConfigIssue(message, ".".join(path), found[0] if found else file, found[1] if found else None))
@@ -84,17 +82,8 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     except ProfilesError as exc:
         issue(exc.message)
         return
-    # every kind it can render; react only with tools, without which it refuses to render
-    others = set(profile.known_kinds()) - set(PROMPT_KINDS)
-    if not profile.tools and "react" not in config.templates:
-        others.discard("react")
-    elif profile.tools:
-        others.add("react")
-    kinds = [*PROMPT_KINDS, *sorted(others)]
-    samples = dict(config.samples)
-    per_kind = {
-        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
-    }
+    kinds = prompt_kinds(config, profile)
+    samples, per_kind = _split_samples(config, kinds)
     used_anywhere: set[str] = set()
     latent = _latent_secrets(config)
     for kind in kinds:
@@ -105,6 +94,39 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
     for name in sorted(set(samples) - used_anywhere):
         issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
+
+
+def prompt_kinds(config: Any, profile: Any) -> list[str]:
+    """The prompt kinds `check` renders for a persona: every kind it can render.
+
+    The built-in ones, the kinds of its template roots and of `PROFILES_TEMPLATE_PATH`, its own
+    (`templates:`), and `react` when it has tools, without which react refuses to render.
+    Snapshots and `profiles diff` render the same ones.
+    """
+    from .rendering.templates import PROMPT_KINDS
+
+    known = getattr(profile, "known_kinds", None)
+    others = set(known() if known is not None else ()) | set(profile.templates)
+    others -= set(PROMPT_KINDS)
+    if profile.tools:
+        others.add("react")
+    elif "react" not in profile.templates:
+        others.discard("react")
+    return [*PROMPT_KINDS, *sorted(others)]
+
+
+def _split_samples(config: Any, kinds: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    samples = dict(config.samples)
+    per_kind = {
+        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
+    }
+    return samples, per_kind
+
+
+def kind_samples(config: Any, kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """The sample values each kind is rendered with: the shared samples, then the kind's own."""
+    samples, per_kind = _split_samples(config, kinds)
+    return {kind: {**samples, **per_kind.get(kind, {})} for kind in kinds}
 
 
 def _latent_secrets(config: Any) -> dict[str, str]:

@@ -22,6 +22,7 @@ from .errors import ConfigError, ConfigIssue, edit_distance
 from .fields import (
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
+    Metadata,
     TemplateRoots,
     TemplateSource,
     Text,
@@ -223,13 +224,23 @@ class PersonaModel(_PersonaFields):
     `template_roots` names folders (relative to the persona, inside its folder) searched for
     `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
     deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
-    may reach a prompt.
+    may reach a prompt. `metadata` holds free-form data that travels with the persona (a sampling
+    plan's draws, say) and never reaches a prompt.
     """
 
     deployments: dict[DeploymentName, DeploymentOverlay] = Field(
         default_factory=dict,
         description="Per deployment (dev, staging, prod, a customer), the fields it changes; an empty entry "
         "keeps the base persona.",
+    )
+    metadata: Metadata = Field(
+        default_factory=dict,
+        description=(
+            "Free-form data kept with the persona and written out unchanged, never rendered into a prompt: "
+            "text keys, JSON values (text, numbers, true/false, null, lists, mappings), at most "
+            "64,000 characters as JSON and 8 levels deep. `profiles generate --plan` keeps the attributes "
+            "drawn for the persona under `metadata.plan`."
+        ),
     )
     factory: Any = Field(
         None, description="A ProfileFactory (or callable) whose non-None profile wins over the fields; Python only."

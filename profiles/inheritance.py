@@ -2,8 +2,8 @@
 
 Later wins: the parents in the order `extends` lists them, then the child. A field replaces the
 same field of an earlier persona, except the mappings, which merge per key: `templates` and
-`variables` per name, `deployments` per deployment and, inside one deployment, per field. Each
-persona's own `{file: …}` templates were already read relative to its own folder.
+`variables` per name, `metadata` per top-level key, `deployments` per deployment and, inside one
+deployment, per field. Each persona's own `{file: …}` templates were already read relative to its own folder.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ __all__ = ["EXTENDS_DESCRIPTION", "MERGED_FIELDS", "merge_configs"]
 #: so it is no field of the persona model).
 EXTENDS_DESCRIPTION = (
     "Parent persona file(s), relative to this file and inside the loaded persona's folder; this file's fields "
-    "replace theirs, and templates, variables and deployments merge per key."
+    "replace theirs, and templates, variables, samples, metadata and deployments merge per key."
 )
 
 #: Fields that merge per key rather than replace.
-MERGED_FIELDS = ("templates", "variables", "samples", "deployments")
+MERGED_FIELDS = ("templates", "variables", "samples", "deployments", "metadata")
 
 _OVERLAY_MAPPINGS = ("templates", "variables", "samples")
 

@@ -88,6 +88,7 @@ def _shapes() -> dict[str, dict[str, Any]]:
         "uniqueItems": True,
     }
     shapes["allow_secrets"] = {"type": "array", "items": {"enum": list(PROFILE_FIELDS)}, "uniqueItems": True}
+    shapes["metadata"] = {"type": "object"}
     shapes["deployments"] = {
         "type": "object",
         "propertyNames": {"pattern": DEPLOYMENT_PATTERN.pattern.join("^$")},

@@ -65,7 +65,9 @@ def test_piped_output_has_no_colour():
     assert done.returncode == 2 and done.stderr.startswith("Error: ") and "\x1b[" not in done.stderr
 
 
-@pytest.mark.parametrize("command", [[], ["render"], ["validate"], ["check"], ["explain"], ["schema"], ["batch"]])
+@pytest.mark.parametrize(
+    "command", [[], ["render"], ["validate"], ["check"], ["explain"], ["schema"], ["batch"], ["diff"], ["report"]]
+)
 def test_every_help_shows_an_example(runner, command):
     result = runner.invoke(cli, [*command, "--help"])
     assert result.exit_code == 0

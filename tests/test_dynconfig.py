@@ -226,3 +226,20 @@ def test_an_overlay_that_empties_the_name_is_an_error():
     assert config.create_profile().get_name() == "Ada"
     with pytest.raises(ResolutionError, match="field 'name' is required but resolved to nothing"):
         config.create_profile(deployment="prod")
+
+
+def test_a_required_field_from_a_store_that_is_down_says_so(monkeypatch):
+    """No advice to `put` a key into a store that could not be asked."""
+    import warnings
+
+    from profiles import StoreProvider, parse_profiles, providers
+
+    down = StoreProvider("postgresql+psycopg://nobody@127.0.0.1:1/none", ttl=0)
+    monkeypatch.setitem(providers._providers, "store", down)
+    (config,) = parse_profiles("name: {key: reviewer/name, provider: store}\nrole: Reviewer\n")
+    with warnings.catch_warnings(), pytest.raises(ResolutionError) as caught:
+        warnings.simplefilter("ignore")
+        config.create_profile()
+    message = str(caught.value)
+    assert "could not answer for 'reviewer/name' (store:reviewer/name unreachable)" in message
+    assert "store put" not in message

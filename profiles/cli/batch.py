@@ -79,7 +79,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
 )
 @click.option("--language", "-l", help="Answer language and template locale of every persona, e.g. zh; wins over rows.")
 @click.option("--model", "-m", help="The model the prompts are for, for every persona; wins over rows.")
-@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--quiet", is_flag=True, help="No progress bar, summary or diversity report.")
 def batch(
     source: Path,
     mapping: Path | None,
@@ -142,6 +142,11 @@ def batch(
         sys.exit(128 + (signal.SIGTERM if stopped else signal.SIGINT))
     if not quiet:
         click.echo(_summary(report), err=True)
+        if _is_jsonl_out(out) and out.exists() and not report.already_complete:
+            from ..report import diversity_report, read_personas
+            from .report import show_report
+
+            show_report(diversity_report(read_personas(out)), err=True, title=str(out))
     if report.failed and on_error == "collect":
         for issue in report.issues:
             click.echo(f"  {issue}", err=True)
@@ -149,6 +154,10 @@ def batch(
         raise BatchError(
             f"{report.failed} bad row(s) were left out{more}; all are listed in {report.errors_file}"
         )
+
+
+def _is_jsonl_out(out: Path) -> bool:
+    return out.suffix == ".jsonl"
 
 
 def _summary(report: BatchReport) -> str:

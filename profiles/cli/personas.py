@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import ConfigError
-from .options import parse_vars, showing_warnings, store_option, using_store
+from .options import parse_vars, rollout_key_option, showing_warnings, store_option, using_store
 
 __all__ = ["check", "explain", "render", "schema", "validate"]
 
@@ -58,6 +58,7 @@ def _pick_options(command: Any) -> Any:
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
 @_pick_options
 @store_option
+@rollout_key_option
 def render(
     path: Path,
     question: str | None,
@@ -71,6 +72,7 @@ def render(
     persona_name: str | None,
     index: int | None,
     store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Render the prompts of the persona in PATH.
 
@@ -97,7 +99,9 @@ def render(
         given["question"] = question
     with showing_warnings(), using_store(store_url):  # e.g. an unknown model, shown once
         config = load_profile(path, name=persona_name, index=index)
-        profile = config.create_profile(language=language, model=model, deployment=deployment)
+        profile = config.create_profile(
+            language=language, model=model, deployment=deployment, rollout_key=rollout_key
+        )
     known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
     if kind != "all" and kind not in known:
         raise click.BadParameter(
@@ -198,20 +202,41 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
+@click.option(
+    "--snapshot",
+    "snapshot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write every rendered prompt (each persona × deployment × kind) to files in DIR.",
+)
+@click.option(
+    "--snapshot-check",
+    "snapshot_check_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Compare every rendered prompt with the snapshot in DIR; list and diff what changed, exit 2 if any.",
+)
+@store_option
+def check(
+    paths: tuple[Path, ...], snapshot_dir: Path | None, snapshot_check_dir: Path | None, store_url: str | None
+) -> None:
     """Load and render every persona in PATHS with its samples; list every problem, exit 2 if any.
 
     \b
-    Example:
+    Examples:
       profiles check profile_configs/
+      profiles check profile_configs/ --snapshot prompts.snapshot/
+      profiles check profile_configs/ --snapshot-check prompts.snapshot/
     """
     from ..check import check_paths
+    from .review import run_snapshot
 
-    report = check_paths(paths)
-    for file in report.checked:
-        click.echo(f"ok {file}")
-    if not report.ok:
-        raise ConfigError(report.issues)
+    with showing_warnings(), using_store(store_url):
+        report = check_paths(paths)
+        for file in report.checked:
+            click.echo(f"ok {file}")
+        if not report.ok:
+            raise ConfigError(report.issues)
+        if snapshot_dir is not None or snapshot_check_dir is not None:
+            run_snapshot(paths, snapshot_dir, snapshot_check_dir)
 
 
 @click.command()
@@ -226,6 +251,7 @@ def check(paths: tuple[Path, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @_pick_options
 @store_option
+@rollout_key_option
 def explain(
     path: Path,
     deployment: str | None,
@@ -235,12 +261,15 @@ def explain(
     persona_name: str | None,
     index: int | None,
     store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Show each field of the persona in PATH, its value and where it came from.
 
     Sources read like `yaml:profile_configs/summarizer.yaml:12`, `overlay staging: …:31`,
     `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod`, `store:summarizer/name v3
-    label=production` or `default`. Secrets show as ***.
+    label=production` (the label of the deployment's chain that matched, and the rollout arm when
+    the label is rolled out) or `default`. Templates from the store and the stored prompts they
+    include follow as `templates.<kind>` and `include store:<name>`. Secrets show as ***.
 
     \b
     Example:
@@ -251,7 +280,9 @@ def explain(
 
     with showing_warnings(), using_store(store_url):  # e.g. an unknown deployment, shown once
         config = load_profile(path, name=persona_name, index=index)
-        rows = explain_persona(config, deployment=deployment, language=language, model=model)
+        rows = explain_persona(
+            config, deployment=deployment, language=language, model=model, rollout_key=rollout_key
+        )
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
         return
