@@ -16,6 +16,7 @@ import click
 
 from ..errors import ProfilesError
 from .group import ProfilesGroup
+from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
 
 __all__ = ["COMMANDS", "cli", "main"]
 
@@ -69,7 +70,11 @@ def cli() -> None:
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:
-        cli.main(prog_name="profiles")
+        with guarded_stdout():  # `profiles --help` prints before any subcommand runs
+            cli.main(prog_name="profiles")
     except ProfilesError as error:  # raised outside a subcommand, e.g. while parsing
-        click.echo(f"Error: {error}", err=True)
+        click.echo(labelled("Error", str(error)), err=True)
         sys.exit(error.exit_code)
+    except OutputClosed:
+        silence_stdout()
+        sys.exit(CLOSED_PIPE_STATUS)

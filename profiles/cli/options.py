@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from .output import labelled
+
 __all__ = ["parse_vars", "rollout_key_option", "showing_warnings", "store_option", "using_store"]
 
 
@@ -77,4 +79,4 @@ def showing_warnings() -> Iterator[None]:
             yield
         finally:
             for warning in caught:
-                click.echo(f"Warning: {warning.message}", err=True)
+                click.echo(labelled("Warning", str(warning.message)), err=True)
