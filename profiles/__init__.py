@@ -17,7 +17,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
  6  loader explain validate check         persona files and folders, explain, validate, check,
-    batch generate review report           batch, generate, prompt diffs and snapshots for review;
+    batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
+    report                                 for review;
     factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
@@ -28,7 +29,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
                                            and LSH over texts; none knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
     tools resources react                  tool specs, resources and the ReAct format,
-    buckets tracing                        stable hashing for shards and rollouts, span attributes
+    buckets tracing                        stable hashing for shards and rollouts, span attributes,
+    jsonlines fanout                       one byte form for JSON lines, work fanned out to processes
 ```
 """
 

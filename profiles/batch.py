@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import BatchError, OutputError, ProfilesError
+from .jsonlines import dumps_line
 
 if TYPE_CHECKING:
     from .config import PersonaModel
@@ -54,6 +55,7 @@ __all__ = [
     "BatchError",
     "BatchOptions",
     "BatchReport",
+    "default_workers",
     "parse_shard",
     "persona_data",
     "row_persona_data",
@@ -66,6 +68,8 @@ CHUNK_ROWS = 1000
 CHUNK_BYTES = 1 << 20
 #: Longest time between two checkpoints, in seconds, when rows are slow to make.
 CHUNK_SECONDS = 1.0
+#: Rows per chunk a worker process makes at a time.
+WORKER_CHUNK_ROWS = 200
 #: Issues a report keeps for display; all of them go to the errors file.
 SHOWN_ISSUES = 20
 CHECKPOINT_VERSION = 1
@@ -95,6 +99,9 @@ class BatchOptions:
     model: str | None = None
     chunk_rows: int = CHUNK_ROWS
     chunk_seconds: float = CHUNK_SECONDS
+    #: Processes that make the rows: 1 makes them in this process; more read the input here once
+    #: and fan chunks out to that many workers, writing their output in input order.
+    workers: int = 1
 
 
 @dataclass
@@ -110,6 +117,14 @@ class BatchReport:
     already_complete: bool = False
     errors_file: Path | None = None
     issues: list[RowIssue] = field(default_factory=list)
+
+
+def default_workers() -> int:
+    """Worker processes when none are asked for: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on every platform
+        return max(1, os.cpu_count() or 1)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -185,26 +200,53 @@ def row_persona_data(
     A secret field is written as its definition (key and provider), never as a value, and without
     its default, which may itself be the secret; a secret with no key to write is left out.
     """
-    data = _fields(base, roots) if base is not None else {}
-    for name, value in result.values.items():
-        data[name] = _literal(value)
-    if result.variables:
-        data["variables"] = {**data.get("variables", {}), **result.variables}
-    given = {name: value for name, value in (("language", language), ("model", model)) if value}
-    data.update(given)
-    won = {*result.values, *given}
-    if base is not None and base.deployments:
-        deployments = {}
-        for deployment, overlay in base.deployments.items():
-            entry = {name: value for name, value in _fields(overlay, roots).items() if name not in won}
-            variables = {key: value for key, value in entry.get("variables", {}).items() if key not in result.variables}
-            if variables:
-                entry["variables"] = variables
-            else:
-                entry.pop("variables", None)
-            deployments[deployment] = entry
-        data["deployments"] = deployments
-    return data
+    return PersonaWriter(base, language=language, model=model, roots=roots).data(result)
+
+
+class PersonaWriter:
+    """`row_persona_data` for every row of one batch: what the base persona contributes (its own
+    fields and each overlay's) is worked out once, not once per row."""
+
+    def __init__(
+        self,
+        base: PersonaModel | None,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        roots: Mapping[Path, str] | None = None,
+    ) -> None:
+        self._base = _fields(base, roots) if base is not None else {}
+        self._overlays = (
+            {deployment: _fields(overlay, roots) for deployment, overlay in base.deployments.items()}
+            if base is not None and base.deployments
+            else None
+        )
+        self._given = {name: value for name, value in (("language", language), ("model", model)) if value}
+
+    def data(self, result: RowResult) -> dict[str, Any]:
+        """The row's persona as file data (see `row_persona_data`); a new mapping, the base's values shared."""
+        data = dict(self._base)
+        for name, value in result.values.items():
+            data[name] = _literal(value)
+        if result.variables:
+            data["variables"] = {**data.get("variables", {}), **result.variables}
+        given = self._given
+        data.update(given)
+        if self._overlays is not None:
+            won = {*result.values, *given}
+            deployments = {}
+            for deployment, fields in self._overlays.items():
+                entry = {name: value for name, value in fields.items() if name not in won}
+                variables = {
+                    key: value for key, value in entry.get("variables", {}).items() if key not in result.variables
+                }
+                if variables:
+                    entry["variables"] = variables
+                else:
+                    entry.pop("variables", None)
+                deployments[deployment] = entry
+            data["deployments"] = deployments
+        return data
 
 
 def _fields(part: Any, roots: Mapping[Path, str] | None) -> dict[str, Any]:
@@ -294,11 +336,12 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
             already written might no longer match), so the fixed dataset is run with `force`.
         ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
     """
-    from .context import Context
     from .factories.dataset import DatasetProfileFactory
 
     if options.on_error not in ("raise", "skip", "collect"):
         raise BatchError(f"on_error must be raise, skip or collect, got {options.on_error!r}")
+    if isinstance(options.workers, bool) or not isinstance(options.workers, int) or options.workers < 1:
+        raise BatchError(f"workers must be a whole number from 1, got {options.workers!r}")
     factory = DatasetProfileFactory(
         options.source, options.mapping, base=options.base, format=options.format, on_error="skip"
     )
@@ -306,7 +349,8 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
     if str(options.out) == STDOUT:
         sink = _StdoutSink(options)
     else:
-        sink = _JsonlSink(options) if _is_jsonl(options.out) else _FolderSink(options)
+        sinks = {"jsonl": _JsonlSink, "parquet": _ParquetSink, "folder": _FolderSink}
+        sink = sinks[_out_kind(options.out)](options)
     report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
     state = sink.open(_fingerprint(options, factory))
     if state.get("complete"):
@@ -320,35 +364,61 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
     roots = sink.place_roots(factory.base.template_roots if factory.base is not None else ())
-    context = Context(language=options.language, model=options.model, deployment=options.deployment)
+    spec = _RowSpec(
+        options.source, options.mapping, options.base, options.format, options.render, options.question,
+        options.deployment, options.language, options.model, roots, encode=sink.encodes,
+    )  # fmt: skip
     total = factory.estimate_rows() if progress is not None else None
     if progress is not None:
         progress(report.rows_done, total)
     last_commit = time.monotonic()
+    rows = factory.iter_raw(start=report.rows_done, shard=options.shard)
+    outcomes: Iterator[tuple[RowResult, Any]]
+    broken: tuple[type[BaseException], ...] = ()
+    if options.workers > 1:
+        from .fanout import BrokenProcessPool, ordered_map
+
+        broken = (BrokenProcessPool,)
+        # the rows are read here, once; workers make them, and their outcomes come back in order
+        done = ordered_map(_worker, (spec,), _chunks(rows, WORKER_CHUNK_ROWS), options.workers)
+        outcomes = (outcome for chunk in done for outcome in chunk)
+    else:
+        maker = _RowMaker(spec, factory)
+        outcomes = (maker(raw) for raw in rows)
     try:
-        for result in factory.iter_results(start=report.rows_done, shard=options.shard, context=context):
-            if result.issues:
-                _bad_row(options, sink, report, result)
-            else:
-                try:
-                    sink.add(result, _record(result, options, factory, roots))
-                    report.written += 1
-                except _RowFailure as failure:
-                    _bad_row(options, sink, report, failure.result)
-            report.rows_done = result.row
-            if progress is not None:
-                progress(result.row, total)
-            if (
-                sink.pending >= options.chunk_rows
-                or sink.pending_bytes >= CHUNK_BYTES
-                or time.monotonic() - last_commit >= options.chunk_seconds
-            ):
-                sink.commit(report)
-                last_commit = time.monotonic()
+        try:
+            for result, payload in outcomes:
+                if result.issues:
+                    _bad_row(options, sink, report, result)
+                else:
+                    try:
+                        sink.put(result, payload)
+                        report.written += 1
+                    except _RowFailure as failure:
+                        _bad_row(options, sink, report, failure.result)
+                report.rows_done = result.row
+                if progress is not None:
+                    progress(result.row, total)
+                if (
+                    sink.pending >= options.chunk_rows
+                    or sink.pending_bytes >= CHUNK_BYTES
+                    or time.monotonic() - last_commit >= options.chunk_seconds
+                ):
+                    sink.commit(report)
+                    last_commit = time.monotonic()
+        except broken:
+            sink.commit(report)  # every row handed back so far is written: keep it
+            raise BatchError(
+                f"a worker process stopped unexpectedly (killed, or out of memory) after row {report.rows_done}. "
+                f"{sink._kept()}"
+            ) from None
         report.complete = True
         sink.commit(report)
         sink.finish()
     finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # stop the workers before the output closes
         sink.close()
     if progress is not None:
         progress(report.rows_done, report.rows_done)
@@ -363,26 +433,95 @@ class _RowFailure(Exception):
         self.result = result
 
 
-def _record(
-    result: RowResult, options: BatchOptions, factory: DatasetProfileFactory, roots: Mapping[Path, str] | None
-) -> dict[str, Any]:
+def _record(result: RowResult, spec: _RowSpec, factory: DatasetProfileFactory, writer: PersonaWriter) -> dict[str, Any]:
     from dataclasses import replace
 
     from .factories.dataset import RowIssue
 
     profile: Any = result.profile
-    persona = row_persona_data(result, factory.base, language=options.language, model=options.model, roots=roots)
-    record: dict[str, Any] = {"id": result.profile_id, "row": result.row, "persona": persona}
-    if options.render:
+    record: dict[str, Any] = {"id": result.profile_id, "row": result.row, "persona": writer.data(result)}
+    if spec.render:
         try:
             record["prompts"] = {
-                "system": profile.format_system_prompt(options.question),
-                "user": profile.format_user_prompt(options.question),
+                "system": profile.format_system_prompt(spec.question),
+                "user": profile.format_user_prompt(spec.question),
             }
         except ProfilesError as exc:
             issue = RowIssue(result.row, exc.message, factory.label, result.line)
             raise _RowFailure(replace(result, profile=None, issues=(issue,))) from None
     return record
+
+
+@dataclass(frozen=True)
+class _RowSpec:
+    """How one batch turns a row into output, as plain data: what a worker process starts from."""
+
+    source: Path
+    mapping: Path | None
+    base: Path | None
+    format: str | None
+    render: bool
+    question: str | None
+    deployment: str | None
+    language: str | None
+    model: str | None
+    #: Where the base persona's template roots were copied, for the written personas.
+    roots: Mapping[Path, str] | None
+    #: True: hand back each record as its JSON line (the sink writes bytes); False: the record.
+    encode: bool
+
+
+class _RowMaker:
+    """The row → persona → prompts → output function every engine runs, made once per process.
+
+    Each row comes back as `(result, payload)`: the result without its profile (its row, line, id
+    and issues; a bad row has issues and no payload) and the record, or its JSON line.
+    """
+
+    def __init__(self, spec: _RowSpec, factory: DatasetProfileFactory | None = None) -> None:
+        from .context import Context
+        from .factories.dataset import DatasetProfileFactory
+
+        if factory is None:
+            factory = DatasetProfileFactory(
+                spec.source, spec.mapping, base=spec.base, format=spec.format, on_error="skip"
+            )
+        self.spec = spec
+        self.factory = factory
+        self.run = factory.settings(Context(language=spec.language, model=spec.model, deployment=spec.deployment))
+        self.writer = PersonaWriter(factory.base, language=spec.language, model=spec.model, roots=spec.roots)
+
+    def __call__(self, raw: Any) -> tuple[RowResult, Any]:
+        from .factories.dataset import RowResult
+
+        result = self.factory.make(raw, run=self.run)
+        kept = RowResult(result.row, result.line, result.profile_id, None, result.issues)
+        if result.issues:
+            return kept, None
+        try:
+            record = _record(result, self.spec, self.factory, self.writer)
+        except _RowFailure as failure:
+            return failure.result, None
+        return kept, dumps_line(record) if self.spec.encode else record
+
+    def chunk(self, raws: list[Any]) -> list[tuple[RowResult, Any]]:
+        return [self(raw) for raw in raws]
+
+
+def _worker(spec: _RowSpec) -> Callable[[list[Any]], list[tuple[RowResult, Any]]]:
+    """A worker process's work: chunks of read rows in, their outcomes out (see `profiles.fanout`)."""
+    return _RowMaker(spec).chunk
+
+
+def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: RowResult) -> None:
@@ -399,12 +538,16 @@ def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: Ro
             report.issues.extend(result.issues[:room])
 
 
-def _is_jsonl(out: Path) -> bool:
-    if out.suffix == ".jsonl":
-        return True
+def _out_kind(out: Path) -> str:
+    """What `--out` names: a "jsonl" file, a "parquet" file, or a "folder" of persona files."""
+    if out.suffix in (".jsonl", ".parquet"):
+        return out.suffix[1:]
     if out.suffix in (".json", ".yaml", ".yml", ".csv", ".txt"):
-        raise BatchError(f"--out {out}: name a .jsonl file for JSON lines, or a folder for one YAML file per persona")
-    return False
+        raise BatchError(
+            f"--out {out}: name a .jsonl file for JSON lines, a .parquet file, or a folder for one YAML file per "
+            "persona"
+        )
+    return "folder"
 
 
 def _digest(path: Path | None) -> str | None:
@@ -477,6 +620,8 @@ class _Sink:
 
     checkpoint_path: Path
     errors_path: Path
+    #: True: `put` takes each record as its JSON line, encoded where the row was made (a worker).
+    encodes = False
 
     def __init__(self, options: BatchOptions) -> None:
         self.options = options
@@ -561,7 +706,7 @@ class _Sink:
 
     def add_issues(self, issues: tuple[RowIssue, ...]) -> None:
         for issue in issues:
-            self._errors.append(json.dumps(issue.as_dict(), ensure_ascii=False).encode("utf-8") + b"\n")
+            self._errors.append(dumps_line(issue.as_dict()))
         self.pending += 1
 
     def close(self) -> None:
@@ -669,6 +814,16 @@ class _Sink:
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def put(self, result: RowResult, payload: Any) -> None:
+        """A made row's output: its JSON line when `encodes`, else its record."""
+        if self.encodes:
+            self.add_line(payload)
+        else:
+            self.add(result, payload)
+
+    def add_line(self, line: bytes) -> None:
+        raise NotImplementedError
+
     def _has_output(self) -> bool:
         raise NotImplementedError
 
@@ -683,6 +838,8 @@ class _Sink:
 
 
 class _JsonlSink(_Sink):
+    encodes = True
+
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
         out = options.out
@@ -708,7 +865,10 @@ class _JsonlSink(_Sink):
             temp.unlink(missing_ok=True)
 
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        self.add_line(dumps_line(record))
+
+    def add_line(self, line: bytes) -> None:
+        """A record already encoded (by a worker process): the same bytes `add` would append."""
         self._lines.append(line)
         self.pending += 1
         self.pending_bytes += len(line)
@@ -732,8 +892,134 @@ class _JsonlSink(_Sink):
         super().close()
 
 
+class _ParquetSink(_Sink):
+    """One Parquet file: a row group per chunk, streamed, never the whole output in memory.
+
+    Columns: `id` (text), `row`, `persona` (the persona as JSON, the bytes the JSON-lines output
+    holds) and, when rendering, `system` and `user`. A Parquet file is readable only once its
+    footer is written, so the file is made as `OUT.partial` and moved into place when the batch
+    completes: a stopped run leaves no half file under the name asked for, and starts over with
+    `--force` (there is nothing to resume).
+    """
+
+    def __init__(self, options: BatchOptions) -> None:
+        super().__init__(options)
+        out = options.out
+        self.checkpoint_path = out.with_name(out.name + ".checkpoint")
+        self.errors_path = out.with_name(out.stem + ".errors.jsonl")
+        self.roots_folder = out.with_name(out.stem + "_templates")
+        self.partial = out.with_name(out.name + ".partial")
+        self._columns: dict[str, list[Any]] = {}
+        self._writer: Any = None
+
+    def open(self, fingerprint: dict[str, Any]) -> dict[str, Any]:
+        if self.options.resume and not self._read_checkpoint_complete():
+            raise BatchError(
+                f"--out {self.options.out}: a Parquet file is written whole, so a stopped batch cannot be "
+                "resumed; run it again with --force (or write .jsonl, which resumes)"
+            )
+        return super().open(fingerprint)
+
+    def _read_checkpoint_complete(self) -> bool:
+        state = self._read_checkpoint()
+        return state is not None and bool(state.get("complete"))
+
+    def _has_output(self) -> bool:
+        return self.options.out.exists()
+
+    def _start_fresh(self) -> None:
+        for path in (self.options.out, self.errors_path, self.partial):
+            if path.exists():
+                with self._writing(path):
+                    path.unlink()
+
+    def _prepare(self, state: dict[str, Any]) -> None:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise BatchError(
+                "--out *.parquet needs pyarrow; install it with `pip install 'agent-profiles[parquet]'`"
+            ) from None
+        with self._writing(self.partial):
+            _make_folder(self.partial.parent)
+        if self.partial.exists():  # a stopped run's: it is started over
+            with self._writing(self.partial):
+                self.partial.unlink()
+
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        columns = self._columns
+        if not columns:
+            columns.update(id=[], row=[], persona=[])
+            if "prompts" in record:
+                columns.update(system=[], user=[])
+        columns["id"].append(None if record["id"] is None else str(record["id"]))
+        columns["row"].append(record["row"])
+        persona = dumps_line(record["persona"])[:-1].decode("utf-8")
+        columns["persona"].append(persona)
+        if "system" in columns:
+            columns["system"].append(record["prompts"]["system"])
+            columns["user"].append(record["prompts"]["user"])
+        self.pending += 1
+        self.pending_bytes += len(persona)
+
+    def _flush(self) -> None:
+        if not self._columns or not self._columns["id"]:
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.table({name: pa.array(values, type=_PARQUET_TYPES[name]) for name, values in self._columns.items()})
+        with self._writing(self.partial):
+            if self._writer is None:
+                self._writer = pq.ParquetWriter(self.partial, table.schema)
+            self._writer.write_table(table)
+        for values in self._columns.values():
+            values.clear()
+
+    def finish(self) -> None:
+        with self._writing(self.partial):
+            if self._writer is None:  # no row made it: still a valid, empty file
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                schema = pa.schema([(name, _PARQUET_TYPES[name]) for name in ("id", "row", "persona")])
+                self._writer = pq.ParquetWriter(self.partial, schema)
+            self._writer.close()
+            self._writer = None
+            os.replace(self.partial, self.options.out)
+        _fsync_dir(self.options.out.parent)
+        super().finish()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except OSError:
+                pass
+        super().close()
+
+
+def _parquet_types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    return {"id": pa.string(), "row": pa.int64(), "persona": pa.string(), "system": pa.string(), "user": pa.string()}
+
+
+class _ParquetTypes(dict):
+    """The Parquet output's column types, made when first asked for: pyarrow loads only then."""
+
+    def __missing__(self, name: str) -> Any:
+        self.update(_parquet_types())
+        return dict.__getitem__(self, name)
+
+
+_PARQUET_TYPES: dict[str, Any] = _ParquetTypes()
+
+
 class _StdoutSink(_Sink):
     """JSON lines on standard output, a chunk at a time. There is no checkpoint: printed lines stay printed."""
+
+    encodes = True
 
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
@@ -752,7 +1038,10 @@ class _StdoutSink(_Sink):
         return dict(self._state)
 
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        self.add_line(dumps_line(record))
+
+    def add_line(self, line: bytes) -> None:
+        """A record already encoded (by a worker process): the same bytes `add` would append."""
         self._lines.append(line)
         self.pending += 1
         self.pending_bytes += len(line)

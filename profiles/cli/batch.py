@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..batch import STDOUT, BatchError, BatchOptions, BatchReport, parse_shard, run_batch
+from ..batch import STDOUT, BatchError, BatchOptions, BatchReport, default_workers, parse_shard, run_batch
 from .progress import batch_progress
 
 __all__ = ["batch"]
@@ -79,6 +79,24 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
 )
 @click.option("--language", "-l", help="Answer language and template locale of every persona, e.g. zh; wins over rows.")
 @click.option("--model", "-m", help="The model the prompts are for, for every persona; wins over rows.")
+@click.option(
+    "--workers",
+    "-w",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Processes that make the rows (default: the machine's cores). The input is read once; the output "
+    "is written in input order, the same bytes whatever N.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: this machine's processes (--workers). ray: a Ray cluster (the ray extra), writing shards into "
+    "the --out folder.",
+)
+@click.option("--address", metavar="ADDR", help="With --engine ray: the cluster to join, e.g. ray://head:10001.")
 @click.option("--quiet", is_flag=True, help="No progress bar, summary or diversity report.")
 def batch(
     source: Path,
@@ -95,6 +113,9 @@ def batch(
     deployment: str | None,
     language: str | None,
     model: str | None,
+    workers: int | None,
+    engine: str,
+    address: str | None,
     quiet: bool,
 ) -> None:
     """Make one validated persona per row of a dataset.
@@ -112,6 +133,8 @@ def batch(
         raise click.UsageError("--question is only used to render prompts; add --render")
     if resume and force:
         raise click.UsageError("--resume continues a batch and --force starts over; pass one of them")
+    if address is not None and engine != "ray":
+        raise click.UsageError("--address names a Ray cluster; add --engine ray")
     options = BatchOptions(
         source=source,
         out=out,
@@ -127,14 +150,17 @@ def batch(
         deployment=deployment,
         language=language,
         model=model,
+        workers=workers or (default_workers() if engine == "local" else 1),
     )
     show = not quiet and sys.stderr.isatty()
     try:
         with _stopping_on_sigterm() as stopped:
+            run = _engine(engine, address)
             if show:
-                report = _with_progress(options)
+                with batch_progress() as progress:
+                    report = run(options, progress)
             else:
-                report = run_batch(options)
+                report = run(options, None)
     except KeyboardInterrupt:
         # Ctrl-C and SIGTERM alike: the rows up to the last checkpoint are kept
         hint = "" if str(out) == STDOUT else f"; run the same command with --resume to continue {out}"
@@ -197,6 +223,10 @@ def _stopping_on_sigterm() -> Iterator[list[int]]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _with_progress(options: BatchOptions) -> BatchReport:
-    with batch_progress() as progress:
-        return run_batch(options, progress)
+def _engine(engine: str, address: str | None) -> Any:
+    """The function that runs the batch: here, or on Ray (imported only then)."""
+    if engine == "ray":
+        from ..batch_ray import run_batch_ray
+
+        return lambda options, progress: run_batch_ray(options, address=address, progress=progress)
+    return run_batch

@@ -321,24 +321,33 @@ class DatasetProfileFactory(ProfileFactory):
         language and model win over the row's and the base's (unlike `language` and `model`, which
         fill only what both leave empty), and its deployment, when set, is used for `deployment`.
         """
+        fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
+        run = self.settings(context, deployment)
+        for raw in self.iter_raw(start=start, shard=shard):
+            result = self.make(raw, fallbacks, run=run)
+            if result.issues:
+                self._fail(result.issues)
+            yield result
+
+    def iter_raw(self, *, start: int = 0, shard: tuple[int, int] | None = None) -> Iterator[RawRow]:
+        """The rows `iter_results` makes profiles of, read and filtered but not made yet: what a
+        batch reads once and hands to worker processes, which `make` each with `settings()`."""
         if shard is not None:
             index, count = shard
             if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
                 raise FactoryError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
-        fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
-        if context is not None:
-            run = self._settings(context.deployment or deployment, context.language, context.model)
-        else:
-            run = self._settings(deployment)
         for raw in read_rows(self.source, self.format, self._check_columns):
             if raw.row <= start:
                 continue
             if shard is not None and _shard_of(raw, self.id_column, shard[1]) != shard[0]:
                 continue
-            result = self.make(raw, fallbacks, run=run)
-            if result.issues:
-                self._fail(result.issues)
-            yield result
+            yield raw
+
+    def settings(self, context: Context | None = None, deployment: str | None = None) -> _Run:
+        """What every row of one pass shares, for `make(raw, run=...)`: as `iter_results` works it out."""
+        if context is not None:
+            return self._settings(context.deployment or deployment, context.language, context.model)
+        return self._settings(deployment)
 
     def estimate_rows(self) -> int | None:
         """About how many rows the dataset holds, for a progress bar; None when it cannot tell."""
@@ -508,8 +517,10 @@ class DatasetProfileFactory(ProfileFactory):
             config = ProfileConfig(**{**fallbacks, **values}, variables=variables)
         else:
             # only the row's own values are validated; the base's were, once, when it was loaded
-            checked = ProfileConfig(**values, variables=variables, factory=_check_only)
-            update: dict[str, Any] = {name: getattr(checked, name) for name in values}
+            update = _checked(values)
+            if update is None:  # something other than text: the model says what is wrong with it
+                checked = ProfileConfig(**values, variables=variables, factory=_check_only)
+                update = {name: getattr(checked, name) for name in values}
             for name, value in fallbacks.items():
                 if name not in update and getattr(base, name) in (None, ""):
                     update[name] = value
@@ -543,6 +554,23 @@ class _Run:
     roots: tuple[Path, ...]
     language: str | None = None
     model: str | None = None
+
+
+def _checked(values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A row's mapped values as the persona model would hold them, checked without building one:
+    a text field's text, a list field's texts as a tuple. None when a value is anything else, so
+    the model validates it and reports it in its own words; the result is the same either way."""
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        if name in LIST_FIELDS:
+            if type(value) not in (list, tuple) or not all(type(item) is str for item in value):
+                return None
+            checked[name] = tuple(value)
+        elif type(value) is str:
+            checked[name] = value
+        else:
+            return None
+    return checked
 
 
 def _check_only(*args: Any, **kwargs: Any) -> None:
