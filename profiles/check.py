@@ -115,11 +115,10 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
             if hasattr(template, "declared"):
                 sources.append((template, (field_name,)))
     for template, path in sources:
-        for name in sorted(template.declared):
+        for name in sorted(template.required):
             if name in samples or name in placeholders or not _unknown(profile, kind, name):
                 continue
-            line = template.line_of(name)
-            where = template.label + (f" line {line}" if line and not path else "")
+            where = template.where(name) if not path else template.label
             issue(
                 f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
                 f"add it under 'samples:' (or 'variables:' for a default)",

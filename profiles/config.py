@@ -29,6 +29,7 @@ from .fields import (
     base_dir_var,
     template_sources,
     type_name,
+    variable_values,
 )
 from .providers.env import DEPLOYMENT_PATTERN
 
@@ -72,11 +73,7 @@ class _PersonaFields(BaseModel):
     @field_validator("variables", mode="before")
     @classmethod
     def _check_variables(cls, value: Any) -> Any:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-            raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
-        return value
+        return variable_values(value)
 
     @field_validator("samples", mode="before")
     @classmethod

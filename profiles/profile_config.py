@@ -22,7 +22,14 @@ from .context import Context, Resolved
 from .deployments import for_deployment
 from .errors import FactoryError, ProfilesError
 from .profile import Profile, build_profile
-from .resolve import choose_deployment, env_template_roots, fetch_templates, is_literal, resolve_fields
+from .resolve import (
+    choose_deployment,
+    env_template_roots,
+    fetch_templates,
+    is_literal,
+    resolve_fields,
+    resolve_variables,
+)
 from .secrets import redact
 
 __all__ = ["ProfileConfig", "create_profile"]
@@ -112,7 +119,10 @@ def create_profile(
             return made
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
     templates = fetch_templates(config, chosen, lines=persona)
-    return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
+    variables = resolve_variables(config, chosen)
+    return build_profile(
+        config, profile_id, resolved, template_roots=roots, templates=templates, variables=variables
+    )
 
 
 def _literal_profile(

@@ -227,10 +227,21 @@ def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
 
 
 def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ...], int]:
-    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates."""
+    """Where each top-level key, each key or item of its value, and each `<nested>.<name>.<key>` starts.
+
+    The first of duplicates counts. Items of a list are keyed by their index (`("constraints", 2)`)
+    and keys of a mapping by name (`("variables", "company")`), so an error or a provenance row can
+    point at the line of the one entry.
+    """
     lines: dict[tuple[str, ...], int] = {}
     for key, key_node, value_node in _keys(root):
         lines.setdefault((key,), key_node.start_mark.line + 1)
+        if isinstance(value_node, yaml.SequenceNode):
+            for index, item in enumerate(value_node.value):
+                lines.setdefault((key, index), item.start_mark.line + 1)  # type: ignore[arg-type]
+        elif key not in nested:
+            for name, name_node, _ in _keys(value_node):
+                lines.setdefault((key, name), name_node.start_mark.line + 1)
         if key in nested:
             for deployment, deployment_node, overlay_node in _keys(value_node):
                 lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)

@@ -9,7 +9,8 @@ Which names a template reads comes from Jinja's own scoping rules, run through t
 code generator, which evaluates nothing while compiling (Jinja's `meta.find_undeclared_variables`
 folds constant expressions, so `{{ 7 ** 2000000000 }}` would stall it). A variable the template
 tests with `is defined` or `is undefined`, or gives a `|default`, is optional: the template is
-written for it to be missing. Every other variable must be given.
+written for it to be missing; so is one the template sets itself somewhere (`{% set %}` in an
+`{% if %}` branch), which Jinja still looks up first. Every other variable must be given.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ class Variable:
     #: The template (file, or field) that reads it first.
     template: str
     line: int
-    #: The template tests it (`is defined`) or defaults it (`|default`), so a missing value is fine.
+    #: The template tests it (`is defined`), defaults it (`|default`) or sets it itself, so it may be missing.
     optional: bool = False
 
     @property
@@ -106,9 +107,14 @@ def analyse(environment: Any, tree: nodes.Template, name: str) -> FileAnalysis:
     for flt in tree.find_all(nodes.Filter):
         if flt.name in _DEFAULT_FILTERS and isinstance(flt.node, nodes.Name):
             optional.add(flt.node.name)
+    stored = frozenset(_stored(tree))
+    # Jinja reads a name from the context when the template sets it in only some places (an
+    # `{% if %}` branch, a loop), and even when every branch sets it: such a name is the template's
+    # own, and a caller's value is a default at most
+    optional |= stored
     ordered = sorted(undeclared, key=lambda item: (lines.get(item, 1), item))
     variables = {item: Variable(item, name, lines.get(item, 1), item in optional) for item in ordered}
-    return FileAnalysis(variables, frozenset(_stored(tree)), tuple(_references(tree)))
+    return FileAnalysis(variables, stored, tuple(_references(tree)))
 
 
 def _stored(tree: nodes.Template) -> Iterator[str]:
