@@ -16,17 +16,19 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    factories/                             personas from datasets, from an LLM, or several factories
+ 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
+    review report factories/               prompt diffs and snapshots for review; diversity reports;
+                                           personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
- 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
-                                           knows what a persona is
+ 1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
+                                           and LSH over texts; none knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format
+    tools resources react                  tool specs, resources and the ReAct format,
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -41,8 +43,10 @@ from .errors import (
     ConfigIssue,
     DatasetRowError,
     FactoryError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -51,6 +55,7 @@ from .errors import (
     RowIssue,
     SecretError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -68,6 +73,11 @@ _LAZY = {
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
+    "DistinctFilter": "factories.distinct",
+    "EmbeddingClient": "factories.embeddings",
+    "SamplingPlan": "factories.plan",
+    "diversity_report": "report",
+    "load_plan": "factories.plan",
     "Profile": "profile",
     "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
@@ -115,19 +125,23 @@ __all__ = [
     "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
+    "DistinctFilter",
     "DynConfig",
+    "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
     "JinjaAdditions",
     "LLMProfileFactory",
+    "LabelConflictError",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -137,9 +151,11 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "RowIssue",
+    "SamplingPlan",
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
@@ -148,8 +164,10 @@ __all__ = [
     "UnknownProviderError",
     "__version__",
     "check_paths",
+    "diversity_report",
     "explain",
     "load_mapping",
+    "load_plan",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -172,7 +190,10 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.distinct import DistinctFilter
+    from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
+    from .factories.plan import SamplingPlan, load_plan
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .profile_config import ProfileConfig
@@ -191,6 +212,7 @@ if TYPE_CHECKING:
         register_global,
         register_test,
     )
+    from .report import diversity_report
     from .schema import persona_schema
     from .secrets import looks_like_credential
     from .store import PromptStore

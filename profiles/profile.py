@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import tracing
 from .context import Context, Resolved
 from .errors import (
     ConfigError,
@@ -132,14 +133,20 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
+    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: The persona's `variables:` as resolved for this profile, each with its source.
     resolved_variables: Mapping[str, Resolved] = field(default_factory=lambda: MappingProxyType({}))
     #: Where each templated field (or list item) and each own template was written, for errors:
-    #: `planner.yaml:7`, `overlay prod: planner.yaml:12`, or its source (`env:GOAL`).
+    #: `planner.yaml:7`, `overlay prod: planner.yaml:12`.
     origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
+    #: The stored prompts its templates include, by the name they include them by (`store:x`).
+    includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: What it was made from, for traces: `file` (the persona file) and `deployment`.
+    origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -193,11 +200,64 @@ class DefaultProfile(Profile):
     def provenance(self) -> dict[str, str]:
         """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`.
 
-        The persona's `variables:` follow as `variables.<name>`.
+        The persona's `variables:` follow as `variables.<name>`, templates from the store as
+        `templates.<kind>`, and the stored prompts they include as `include store:<name>`, each with
+        its version and label.
         """
-        sources = {name: item.source for name, item in self.resolved.items()}
-        sources.update((f"variables.{name}", item.source) for name, item in self.resolved_variables.items())
-        return sources
+        found = {name: item.source for name, item in self.resolved.items()}
+        found.update((f"variables.{name}", item.source) for name, item in self.resolved_variables.items())
+        for kind, template in self.templates.items():
+            if template.store_key:
+                found[f"templates.{kind}"] = template.origin
+        for name, part in self.includes.items():
+            found[f"include {name}"] = part.origin
+        return found
+
+    def trace_attributes(self, kind: str | None = None) -> dict[str, Any]:
+        """The OpenTelemetry span attributes of this profile (see `profiles.tracing`), and of the
+        template of `kind` when given. Names and versions only: never a value."""
+        values = self.values
+        attributes: dict[str, Any] = {
+            "profiles.persona.file": self.origin.get("file"),
+            "profiles.deployment": self.origin.get("deployment"),
+            "profiles.language": values.get("language") if isinstance(values.get("language"), str) else None,
+            "profiles.model": values.get("model") if isinstance(values.get("model"), str) else None,
+        }
+        keys: list[str] = []
+        versions: list[int] = []
+        labels: list[str] = []
+        arms: list[str] = []
+        stale = False
+        parts = [
+            *((item.details, item.stale) for item in self.resolved.values()),
+            *((item.details, False) for item in self.templates.values() if item.store_key),
+            *((item.details, False) for item in self.includes.values()),
+        ]
+        for details, was_stale in parts:
+            stale = stale or was_stale
+            if not details or "key" not in details:
+                continue
+            keys.append(str(details["key"]))
+            versions.append(int(details["version"]))
+            labels.append("pinned" if details.get("pinned") else str(details.get("label", "")))
+            arms.append(f"{details['arm']}/{details['arms']}" if "arm" in details else "")
+            stale = stale or bool(details.get("stale"))
+        if keys:
+            attributes.update(
+                {
+                    "profiles.store.keys": keys,
+                    "profiles.store.versions": versions,
+                    "profiles.store.labels": labels,
+                    "profiles.store.arms": arms,
+                }
+            )
+        attributes["profiles.stale"] = stale
+        if kind is not None:
+            compiled = self.template_for(kind)
+            attributes["profiles.prompt.kind"] = kind
+            attributes["profiles.template.name"] = compiled.name
+            attributes["profiles.template.hash"] = _text_hash(compiled.source)
+        return attributes
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
@@ -410,6 +470,8 @@ class DefaultProfile(Profile):
         if plan is None:
             plan = self.plans[kind] = self._plan(kind)
         compiled = plan.compiled
+        if tracing.recording():  # one dictionary lookup when no application traces
+            tracing.annotate(self.trace_attributes(kind))
         passed = plan.passed
         if strict and caller:
             extra = sorted(name for name in caller if name not in plan.used)
@@ -608,6 +670,8 @@ def build_profile(
     template_roots: Sequence[Path] = (),
     literal: Collection[str] = (),
     templates: Mapping[str, TemplateSource] | None = None,
+    includes: Mapping[str, TemplateSource] | None = None,
+    origin: Mapping[str, Any] | None = None,
     variables: Mapping[str, Resolved] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
@@ -616,9 +680,11 @@ def build_profile(
     once, so an unknown model warns at creation and never again at render. A secret's value is
     data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
     can reach a prompt or a message. Fields named in `literal` are data too (a dataset's cells,
-    say): braces in them are printed as they are and never run. `variables` are the persona's
-    `variables:` as resolved (`resolve.resolve_variables`); by default they are resolved here
-    for the profile's language and model.
+    say): braces in them are printed as they are and never run. `includes` are the texts of the
+    named parts the templates include (fetched by resolution); the renderer serves them by name,
+    sandboxed and bounded like any template. `origin` says what the profile was made from.
+    `variables` are the persona's `variables:` as resolved (`resolve.resolve_variables`); by
+    default they are resolved here for the profile's language and model.
 
     Templated fields are kept in the order they render in: a field that reads another renders
     after it, so it reads the other's text with its variables filled in.
@@ -627,7 +693,8 @@ def build_profile(
         RenderError: a field's template syntax does not parse.
         ConfigError: templated fields read each other in a circle.
     """
-    renderer = get_renderer(template_roots)
+    sources = {name: part.source for name, part in includes.items()} if includes else None
+    renderer = get_renderer(template_roots, sources)
     values = {name: item.value for name, item in resolved.items()}
     if variables is None:
         context = Context(language=values.get("language"), model=values.get("model"), base_dir=config._base_dir)
@@ -668,6 +735,9 @@ def build_profile(
         tools=tuple(config.tools),
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
+        metadata=MappingProxyType(config.metadata),
+        includes=MappingProxyType(dict(includes or {})),
+        origin=MappingProxyType(dict(origin or {})),
         resolved_variables=MappingProxyType(dict(variables)),
         origins=MappingProxyType(origins),
     )
@@ -747,6 +817,12 @@ def _text_size(value: Any) -> int:
 def _place(source: str) -> str:
     """Where a value was written, for a message: `planner.yaml:6` for `yaml:planner.yaml:6`, else its source."""
     return source[5:] if source.startswith("yaml:") else source
+
+
+def _text_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _has_text(value: Any) -> bool:

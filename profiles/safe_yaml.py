@@ -250,11 +250,18 @@ def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ..
     return lines
 
 
-
-
 def read_documents(
     text: str, file: str, *, nested: tuple[str, ...] = ()
 ) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
+    """Every document of `text`, the duplicate-key problems found, and per document each key's line.
+
+    `nested` names top-level keys whose entries' own keys get their lines recorded too (a persona's
+    `deployments`). Problems that stop parsing raise; duplicate keys are returned, so a caller can
+    report them with every other problem of the file.
+
+    Raises:
+        ConfigError: the text is not YAML, nests too deep or expands to too many values.
+    """
     loader = _CheckedLoader(text, nested)
     try:
         documents = []

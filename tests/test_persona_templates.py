@@ -88,7 +88,8 @@ def test_a_computed_include_gets_every_variable(persona):
         **{"prompts/formal.j2": "Dear customer, {{ name }} here. {{ question }} {{ extra }}"},
     )
     profile = load_profile(path).create_profile()
-    assert profile.format_user_prompt("How can I help?", extra="(ok)") == "Dear customer, Ada here. How can I help? (ok)"
+    text = profile.format_user_prompt("How can I help?", extra="(ok)")
+    assert text == "Dear customer, Ada here. How can I help? (ok)"
 
 
 # fields that read fields ----------------------------------------------------------------------
@@ -115,7 +116,9 @@ def test_list_items_read_fields_too():
 
 
 def test_fields_reading_each_other_in_a_circle_is_an_error(persona):
-    path = persona('name: Ada\nrole: R\ngoal: "Do {{ desc }}"\ndesc: "{{ expand_prompt }}"\nexpand_prompt: "{{ goal }}"\n')
+    path = persona(
+        'name: Ada\nrole: R\ngoal: "Do {{ desc }}"\ndesc: "{{ expand_prompt }}"\nexpand_prompt: "{{ goal }}"\n'
+    )
     with pytest.raises(ConfigError) as caught:
         load_profile(path).create_profile()
     message = caught.value.message

@@ -12,12 +12,13 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jinja2 import BaseLoader, ChoiceLoader, TemplateSyntaxError
 from jinja2 import TemplateNotFound as _JinjaNotFound
+from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template
 from jinja2.ext import Extension
 
@@ -32,7 +33,7 @@ from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_name
 if TYPE_CHECKING:
     from .families import FamilyRules
 
-__all__ = ["CompiledTemplate", "Renderer", "Variable", "get_renderer", "has_template_syntax"]
+__all__ = ["CompiledTemplate", "Renderer", "Variable", "get_renderer", "has_template_syntax", "referenced_templates"]
 
 #: How many output chunks are produced between two checks of the output's length.
 _CHUNK_BATCH = 64
@@ -134,34 +135,33 @@ class Renderer:
     """One sandboxed environment over a tuple of template roots, searched in order.
 
     Selection is cached: once `(kind, language, family)` has been looked up, a render neither
-    touches the filesystem nor matches model names again.
+    touches the filesystem nor matches model names again. `sources` are named template texts
+    served before the roots (by `{% include "name" %}` and the like), for parts that are not files.
 
     `filters`, `tests`, `globals` and `extensions` add to the sandbox (see `plugins.py`), as do
     `add_filter` and its siblings later; what the process registered (`profiles.register_filter`
-    and the `agent_profiles.jinja` entry points) is added too. `loaders` are Jinja loaders
-    searched before the roots, for templates that live elsewhere (a store, a package).
+    and the `agent_profiles.jinja` entry points) is added too.
     """
 
     def __init__(
         self,
         roots: Iterable[Path] = (),
         *,
+        sources: Mapping[str, str] | None = None,
         max_output_chars: int | None = None,
         max_render_seconds: float | None = None,
         filters: Mapping[str, Callable[..., Any]] | None = None,
         tests: Mapping[str, Callable[..., Any]] | None = None,
         globals: Mapping[str, Any] | None = None,
         extensions: Iterable[type[Extension]] = (),
-        loaders: Iterable[BaseLoader] = (),
     ) -> None:
         self.roots = tuple(Path(root) for root in roots)
+        self.sources: Mapping[str, str] = dict(sources or {})
         #: Longest output of one render: the argument, else `PROFILES_MAX_OUTPUT_CHARS`, else 200,000.
         self.max_output_chars = output_limit() if max_output_chars is None else max_output_chars
         #: Longest time one render may take: the argument, else `PROFILES_MAX_RENDER_SECONDS`, else 2.
         self.max_render_seconds = render_seconds() if max_render_seconds is None else max_render_seconds
-        extra = list(loaders)
-        confined = ConfinedLoader(self.roots)
-        self.env = make_environment(ChoiceLoader([*extra, confined]) if extra else confined, DEFAULT_EXTENSIONS)
+        self.env = make_environment(ConfinedLoader(self.roots, self.sources), DEFAULT_EXTENSIONS)
         #: What this renderer adds to its sandbox itself, applied after the process-wide additions.
         self.additions = plugins.JinjaAdditions()
         self.additions.update(filters=filters, tests=tests, globals=globals, extensions=extensions)
@@ -447,6 +447,38 @@ def _template_line(exc: BaseException) -> tuple[str | None, int | None]:
     return found
 
 
+def _literal_names(template: nodes.Expr) -> list[str]:
+    """The template names an include or extends names literally: `"a"`, or each of `["a", "b"]`."""
+    if isinstance(template, nodes.Const) and isinstance(template.value, str):
+        return [template.value]
+    if isinstance(template, (nodes.List, nodes.Tuple)):
+        return [item.value for item in template.items if isinstance(item, nodes.Const) and isinstance(item.value, str)]
+    return []
+
+
+def referenced_templates(source: str, name: str = "<inline>") -> tuple[str, ...]:
+    """The names a template includes, extends or imports literally, in the order written; () when it
+    does not parse (compiling it says why). Parsed in the sandbox, with its bounds, and cached."""
+    return _referenced(source, name)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _referenced(source: str, name: str) -> tuple[str, ...]:
+    try:
+        ast = _parser().parse(source, name, name)
+    except (TemplateSyntaxError, RecursionError, MemoryError, ValueError, SyntaxError):
+        return ()
+    names: list[str] = []
+    for node in ast.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
+        names.extend(_literal_names(node.template))
+    return tuple(dict.fromkeys(names))
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    return make_environment(None)
+
+
 def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if len(text) > 300:
@@ -454,20 +486,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-_renderers: dict[tuple[Path, ...], Renderer] = {}
+_renderers: dict[Any, Renderer] = {}
 _renderers_lock = threading.Lock()
 _MAX_RENDERERS = 64
 
 
-def get_renderer(user_roots: Iterable[Path] = ()) -> Renderer:
-    """The shared renderer for these user roots, searched before the bundled templates."""
+def get_renderer(user_roots: Iterable[Path] = (), sources: Mapping[str, str] | None = None) -> Renderer:
+    """The shared renderer for these user roots (searched before the bundled templates) and these
+    named `sources`; profiles whose parts are the same texts share one, and its compiled templates."""
     roots = (*(Path(root) for root in user_roots), bundled_root())
-    renderer = _renderers.get(roots)
+    key: Any = (roots, tuple(sorted(sources.items()))) if sources else roots
+    renderer = _renderers.get(key)
     if renderer is None:
         with _renderers_lock:
-            renderer = _renderers.get(roots)
+            renderer = _renderers.get(key)
             if renderer is None:
                 if len(_renderers) >= _MAX_RENDERERS:
                     _renderers.pop(next(iter(_renderers)))
-                renderer = _renderers[roots] = Renderer(roots)
+                renderer = _renderers[key] = Renderer(roots, sources=sources)
     return renderer

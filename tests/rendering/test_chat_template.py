@@ -15,7 +15,9 @@ from profiles import ChatTemplate, RenderError, Tool, render_chat_template
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 CHAT = sorted(
-    path.stem for path in CORPUS.glob("*.j2") if json.loads(path.with_suffix(".json").read_text())["kind"] == "chat_template"
+    path.stem
+    for path in CORPUS.glob("*.j2")
+    if json.loads(path.with_suffix(".json").read_text())["kind"] == "chat_template"
 )
 GENERATION = re.compile(r"\{%-?\s*generation\s*-?%\}")
 
@@ -115,7 +117,8 @@ def test_profiles_tools_are_given_as_json_schemas():
 def test_tojson_is_transformers_own():
     source = "{{ tools|tojson }}|{{ tools|tojson(indent=2, sort_keys=true) }}|{{ '<a>'|tojson }}"
     tools = [{"type": "function", "function": {"name": "é", "b": 1, "a": "<&>"}}]
-    assert render_chat_template(source, [], tools=tools) == transformers_render(source, {"messages": [], "tools": tools})[0]
+    expected = transformers_render(source, {"messages": [], "tools": tools})[0]
+    assert render_chat_template(source, [], tools=tools) == expected
 
 
 def test_raise_exception_is_a_render_error_with_the_templates_line():

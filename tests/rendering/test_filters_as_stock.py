@@ -87,7 +87,10 @@ CASES = {
     "select": ["{{ items|select('odd')|list }}", "{{ words|select|list }}"],
     "selectattr": ["{{ users|selectattr('age', 'eq', 36)|map(attribute='name')|list }}"],
     "slice": ["{{ items|slice(2)|list }}", "{{ [1, 2, 3, 4, 5]|slice(3, 0)|list }}"],
-    "sort": ["{{ words|sort|join }}", "{{ users|sort(attribute='age,name', reverse=true)|map(attribute='name')|join }}"],
+    "sort": [
+        "{{ words|sort|join }}",
+        "{{ users|sort(attribute='age,name', reverse=true)|map(attribute='name')|join }}",
+    ],
     "string": ["{{ items|string }}", "{{ markup|string }}", "{{ text|string }}"],
     "striptags": ["{{ text|striptags }}", "{{ markup|striptags }}"],
     "sum": ["{{ items|sum }}", "{{ users|sum(attribute='age') }}", "{{ [[1], [2]]|sum(start=[]) }}"],

@@ -46,7 +46,8 @@ _CHILD = textwrap.dedent(
             text = renderer.render(renderer.compile(source, "hostile"), {{}})
         result = {{"ok": True, "chars": len(text)}}
     except ProfilesError as exc:
-        result = {{"ok": False, "type": type(exc).__name__, "message": exc.message, "limit": getattr(exc, "limit", None)}}
+        result = {{"ok": False, "type": type(exc).__name__, "message": exc.message}}
+        result["limit"] = getattr(exc, "limit", None)
     result["seconds"] = time.monotonic() - start
     result["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps(result))
