@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -266,6 +267,11 @@ class DefaultProfile(Profile):
     def _secret_values(self) -> list[Any]:
         items = (*self.resolved.values(), *self.resolved_variables.values())
         return [item.value for item in items if item.secret and item.value is not None]
+
+    @cached_property
+    def _withheld_names(self) -> frozenset[str]:
+        """Fields and variables holding a secret the persona does not allow into prompts."""
+        return frozenset(name for name in (*self.values, *self.bound) if self._withheld(name) is not None)
 
     def _withheld(self, name: str) -> Resolved | None:
         """The resolved field or variable `name` when it holds a secret the persona does not allow."""
@@ -565,19 +571,20 @@ class DefaultProfile(Profile):
         the goal with its own variables filled in.
         """
         defaults = _defaults(kind)
+        bound, values, withheld = self.bound, self.values, self._withheld_names
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
                 return caller[name]
-            if inputs.get(name) is not None:
-                return inputs[name]
-            if name in self.bound or name in self.values:
-                withheld = self._withheld(name)
-                if withheld is not None:
-                    raise _secret_error(name, withheld, template, kind)
-                if name in self.bound:
-                    return self.bound[name]
-                return rendered[name] if name in rendered else self.values[name]
+            value = inputs.get(name)
+            if value is not None:
+                return value
+            if name in withheld:
+                raise _secret_error(name, self._withheld(name), template, kind)  # type: ignore[arg-type]
+            if name in bound:
+                return bound[name]
+            if name in values:
+                return rendered[name] if name in rendered else values[name]
             if name in defaults:
                 return defaults[name]
             if name not in template.required:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from functools import update_wrapper
 from typing import Any
 
+from jinja2 import Undefined
 from jinja2.utils import Namespace, _PassArg
 
 from .budget import (
@@ -187,13 +188,21 @@ def sized(function: Callable[..., Any]) -> Callable[..., Any]:
     """
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        budget = active_budget()
-        budget.step()
         result = function(*args, **kwargs)
-        if isinstance(result, str):
-            budget.build(len(result))
-        elif isinstance(result, _MEASURED):
+        budget = current_budget.get() or RenderBudget(FALLBACK_SECONDS)
+        if type(result) is str:  # the usual case, with `build`'s checks inlined
+            size = len(result)
+            if size > MAX_VALUE_CHARS:
+                budget.build(size)  # raises, naming the bound
+            budget.chars -= size
+            budget.steps -= 1
+            if budget.chars < 0 or budget.steps <= 0 or not budget.steps & 0xFF:
+                budget.steps += 1
+                budget.build(0)
+        elif isinstance(result, (str, *_MEASURED)):
             budget.build(_result_size(result))
+        else:
+            budget.step()
         return result
 
     return _like(wrapper, function)
@@ -275,6 +284,8 @@ def budgeted(iterable: Any) -> Any:
     more than the loops of a prompt); anything else is counted item by item.
     """
     budget = current_budget.get() or RenderBudget(FALLBACK_SECONDS)
+    if isinstance(iterable, Undefined):
+        return iterable  # iterates as empty, or fails as Jinja's own would
     if iterable.__class__ in _SIZED:
         budget.steps -= len(iterable)
         if budget.steps <= 0:

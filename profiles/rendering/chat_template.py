@@ -110,8 +110,12 @@ def _strftime_now(format: str) -> str:
 def _tojson(
     x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False
 ) -> str:
-    check_width(indent, "tojson indent")
-    active_budget().build(json_size(x, indent))
+    if indent:
+        # each item on a line of its own, indented by its depth: measured before it is built
+        check_width(indent, "tojson indent")
+        active_budget().build(json_size(x, indent))
+    # without an indent the text is about as big as the value, which the budget has seen built
+    # (or the caller gave); its length is charged once it exists
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
@@ -162,6 +166,8 @@ def chat_renderer(strict: bool = False) -> Renderer:
                 )
                 if not strict:
                     renderer.env.undefined = Undefined  # prints as "", as transformers' environment does
+                renderer._refresh()
+                renderer.env.text_filters |= {"tojson"}  # json.dumps gives text: printed without finalize
                 _renderers[strict] = renderer
     return renderer
 
@@ -253,32 +259,42 @@ class ChatTemplate:
             final = _continue(chat, continue_final_message, self.source)
         variables = {
             "messages": chat,
-            "tools": _plain(_tool_schemas(tools)),
-            "documents": _plain(_documents(documents)),
+            "tools": _plain(_tool_schemas(tools)) if tools is not None else None,
+            "documents": _plain(_documents(documents)) if documents is not None else None,
             "add_generation_prompt": add_generation_prompt,
-            **_plain(dict(extra)),
         }
+        if extra:
+            variables.update(_plain(dict(extra)))
         if self.strict:
             missing = [name for name in self.compiled.required if name not in variables]
             if missing:
                 name = missing[0]
                 raise RenderError(
-                    f"{self.compiled.where(name)} reads {name!r}, which was not given; pass {name}=… "
-                    f"(e.g. the tokenizer's special tokens such as bos_token), or render without strict",
+                    f"{self.compiled.where(name)} reads {name!r}, which was not given; pass {name}=… (chat "
+                    "templates also read the tokenizer's special tokens, such as bos_token, and options of "
+                    "their own), or render without strict",
                     template=self.compiled.variables[name].template,
                     line=self.compiled.line_of(name),
                 )
-        token = _tracking.set(written)
-        try:
-            text = self._renderer.render(
-                self.compiled,
-                variables,
-                max_chars=self.max_output_chars,
-                max_seconds=self.max_render_seconds,
-                observe=written.count if written is not None else None,
-            )
-        finally:
-            _tracking.reset(token)
+        if written is None:
+            if self.max_output_chars is None and self.max_render_seconds is None:
+                text = self._renderer.render(self.compiled, variables)
+            else:
+                text = self._renderer.render(
+                    self.compiled, variables, max_chars=self.max_output_chars, max_seconds=self.max_render_seconds
+                )
+        else:
+            token = _tracking.set(written)
+            try:
+                text = self._renderer.render(
+                    self.compiled,
+                    variables,
+                    max_chars=self.max_output_chars,
+                    max_seconds=self.max_render_seconds,
+                    observe=written.count,
+                )
+            finally:
+                _tracking.reset(token)
         if final is not None:
             text = _cut_continuation(text, final)
         return text
@@ -318,7 +334,9 @@ def render_chat_template(
 # inputs, prepared as transformers prepares them ------------------------------------------------
 
 
-def _messages(messages: Any) -> list[Any]:
+def _messages(messages: Any) -> Any:
+    if type(messages) is list:
+        return messages
     messages = getattr(messages, "messages", messages)  # a Conversation object
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise RenderError("messages must be a list of messages, each a mapping with role and content")
@@ -330,6 +348,11 @@ def _tool_schemas(tools: Any) -> list[Any] | None:
         return None
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise RenderError('tools must be a list of JSON schemas like {"type": "function", "function": {…}}')
+    for tool in tools:
+        if type(tool) is not dict:
+            break
+    else:
+        return tools  # JSON schemas already, the usual case
     schemas = []
     for index, tool in enumerate(tools):
         if isinstance(tool, Tool):
@@ -358,14 +381,27 @@ def _documents(documents: Any) -> list[Any] | None:
     return list(documents)
 
 
+#: Types passed as they are: exact JSON scalars carry no methods a template could misuse.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """`value` rebuilt from plain JSON types, as transformers' `_plain_template_data` does.
 
     Objects a template could call methods on (arrays, images, anything else) become an inert
-    `"<TypeName>"` text; templates only test whether such keys are there.
+    `"<TypeName>"` text; templates only test whether such keys are there. Plain dicts and lists,
+    the usual case, are copied without a call per item.
     """
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if kind in _SCALARS:
         return value
+    if kind is dict:
+        return {
+            key if type(key) in _SCALARS else _plain(key): item if type(item) in _SCALARS else _plain(item)
+            for key, item in value.items()
+        }
+    if kind is list:
+        return [item if type(item) in _SCALARS else _plain(item) for item in value]
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
@@ -395,9 +431,10 @@ def _alias_reasoning_fields(chat: list[Any]) -> list[Any]:
             raise RenderError(
                 f"chat messages must be mappings, dataclasses or pydantic models, got {type(message).__name__}"
             )
-        reasoning = next((message[key] for key in _REASONING_FIELDS if message.get(key) is not None), None)
-        if reasoning is not None:
-            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
+        if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
+            reasoning = next((message[key] for key in _REASONING_FIELDS if message.get(key) is not None), None)
+            if reasoning is not None:
+                message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
         aliased.append(message)
     return aliased
 

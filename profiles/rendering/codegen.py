@@ -119,14 +119,38 @@ class BoundedCodeGenerator(CodeGenerator):
 
     def _plain_text(self, node: nodes.Expr, frame: Frame) -> bool:
         """Whether `node` prints as text needing neither finalize nor escaping."""
-        return (
-            isinstance(node, nodes.Filter)
-                        and not frame.eval_ctx.volatile
-            and not frame.eval_ctx.autoescape
-            and node.name in getattr(self.environment, "text_filters", ())
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            return False
+        if isinstance(node, nodes.Filter):
+            return node.name in getattr(self.environment, "text_filters", ())
+        # `~` always gives text, and `+` text, a number or a container already measured (adding
+        # functions or classes fails): neither can print a function or an unmeasured value
+        return isinstance(node, nodes.Concat) or (
+            isinstance(node, nodes.Add) and "+" not in self.environment.intercepted_binops
         )
 
-    visit_Add = _bounded_binop("+")
+    #: A join whose text result is shorter than this skips the budget: the loop steps around it
+    #: bound how often it can happen. Anything longer, or not text, is charged once it exists.
+    small_join = 1024
+
+    def visit_Add(self, node: nodes.Add, frame: Frame) -> None:
+        if "+" in self.environment.intercepted_binops:
+            _bounded_binop("+")(self, node, frame)
+            return
+        # `'<|im_start|>' + message.role + '\n'`: chat templates join short texts all the time. A
+        # join at most doubles what already exists, so it is built first, as Jinja builds it, and
+        # then measured: short text and whole numbers (as big as their operands, which `*` and `**`
+        # bound) pass inline, anything else through `environment.joined`.
+        result = self.temporary_identifier()
+        self.write(f"({result} if type({result} := (")
+        self.visit(node.left, frame)
+        self.write(") + (")
+        self.visit(node.right, frame)
+        self.write(
+            f")) is str and len({result}) < {self.small_join} or type({result}) is int "
+            f"else environment.joined({result}))"
+        )
+
     visit_Mul = _bounded_binop("*")
     visit_Pow = _bounded_binop("**")
     visit_Mod = _bounded_binop("%")

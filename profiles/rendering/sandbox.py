@@ -168,6 +168,17 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
             return markup_join(items)
         return "".join(parts)
 
+    def joined(self, value: Any) -> Any:
+        """The result of a `+` that is not short text, charged to the render's budget (see codegen.py)."""
+        budget = active_budget()
+        if isinstance(value, (str, list, tuple)):
+            budget.build(deep_size(value))
+        elif isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+            raise LimitExceeded(f"a sum would build a number over {MAX_INT_BITS} bits", "MAX_INT_BITS")
+        else:
+            budget.step()
+        return value
+
     def call_binop(self, context: Any, operator_name: str, left: Any, right: Any) -> Any:
         if operator_name not in BOUNDED_BINOPS:  # an operator the caller intercepts, through Jinja's hook
             return self.binop_table[operator_name](left, right)
