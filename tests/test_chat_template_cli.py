@@ -34,7 +34,8 @@ def test_a_tokenizer_config_gives_the_template_and_its_special_tokens(runner, tm
     }
     (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
     (tmp_path / "chat.yaml").write_text("- {role: user, content: hi}\n- {role: assistant, content: yo}\n")
-    args = ["chat-template", str(tmp_path / "tokenizer_config.json"), str(tmp_path / "chat.yaml"), "--var", "think=true"]
+    args = ["chat-template", str(tmp_path / "tokenizer_config.json"), str(tmp_path / "chat.yaml")]
+    args += ["--var", "think=true"]
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert result.output == "<s>[hi][yo]</s>+\n"
