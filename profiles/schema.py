@@ -86,7 +86,13 @@ def persona_schema() -> dict[str, Any]:
             ]
         },
     }
-    properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
+    properties["variables"] = {
+        "description": (
+            "Values of template variables. A mapping holding `key` is resolved like a dynamic field "
+            "({key: COMPANY_NAME, default: Acme}); any other value is used as written."
+        ),
+        "type": "object",
+    }
     properties["samples"] = {
         "description": (
             "Sample values `profiles check` renders every prompt with: variable name to value; a key naming a "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .differences import BASELINE_FAILURES, DIFFERENCES, EXPECTED_FAILURES
+from .differences import BASELINE_FAILURES, DIFFERENCES, EXPECTED_FAILURES, readme_table
 
 SUITE = Path(__file__).resolve().parent / "jinja_suite"
 
@@ -71,3 +71,13 @@ def test_our_sandbox_fails_exactly_where_the_differences_say(results):
 
 def test_every_expected_failure_names_a_difference():
     assert set(EXPECTED_FAILURES.values()) <= set(DIFFERENCES)
+
+
+def test_readme_table_is_the_list_of_differences():
+    """README's "Differences from stock Jinja" table is `differences.DIFFERENCES`, row for row."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Differences from stock Jinja", 1)[1].split("\n## ", 1)[0]
+    assert readme_table() in section
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    rows = [line for line in rows if not line.startswith(("| behaviour", "| ---"))]
+    assert len(rows) == len(DIFFERENCES)
