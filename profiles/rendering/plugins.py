@@ -41,6 +41,7 @@ __all__ = [
     "register_global",
     "register_test",
     "registered",
+    "version",
 ]
 
 #: The entry-point group installed packages add filters, tests, globals and extensions through.
@@ -162,17 +163,31 @@ def _register(change: Callable[[], None]) -> None:
         _version += 1
 
 
-def registered() -> tuple[int, list[JinjaAdditions]]:
-    """The registration version and what to add, in order: the entry points', then the process's.
-
-    Entry points are loaded at the first call, once per process.
-    """
+def version() -> int:
+    """The registration version: it changes whenever something is registered (entry points loaded first)."""
     global _plugins
     if _plugins is None:
         with _lock:
             if _plugins is None:
                 _plugins = _load_entry_points()
-    return _version, [_plugins, _registered]
+    return _version
+
+
+def registered() -> tuple[int, list[JinjaAdditions]]:
+    """The registration version and copies of what to add, in order: the entry points', then the process's.
+
+    Entry points are loaded at the first call, once per process; the copies are taken under the
+    registry's lock, so a registration in another thread cannot change them while they are applied.
+    """
+    version()
+    with _lock:
+        return _version, [_copy(_plugins), _copy(_registered)]  # type: ignore[arg-type]
+
+
+def _copy(additions: JinjaAdditions) -> JinjaAdditions:
+    return JinjaAdditions(
+        dict(additions.filters), dict(additions.tests), dict(additions.globals), list(additions.extensions)
+    )
 
 
 def _load_entry_points() -> JinjaAdditions:

@@ -198,10 +198,10 @@ class Renderer:
 
     def _refresh(self) -> None:
         """Bring the sandbox up to date with what the process and this renderer registered."""
-        version, layers = plugins.registered()
-        if version == self._applied:
+        if plugins.version() == self._applied:
             return
         with self._lock:
+            version, layers = plugins.registered()
             for layer in (*layers, self.additions):
                 layer.apply(self.env)
             self._applied = version

@@ -175,6 +175,8 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
             budget.build(deep_size(value))
         elif isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
             raise LimitExceeded(f"a sum would build a number over {MAX_INT_BITS} bits", "MAX_INT_BITS")
+        elif callable(value) or isinstance(value, type):  # printed without finalize (codegen.py)
+            raise SecurityError("`+` gave a function or class, which cannot be printed; add values instead")
         else:
             budget.step()
         return value
