@@ -275,11 +275,12 @@ class DefaultProfile(Profile):
 
     def _withheld(self, name: str) -> Resolved | None:
         """The resolved field or variable `name` when it holds a secret the persona does not allow."""
-        item = self.resolved.get(name) if name in self.values else None
-        if item is None and name in self.resolved_variables and self.bound.get(name) is self.resolved_variables[
-            name
-        ].value:
-            item = self.resolved_variables[name]
+        if name in self.bound:  # a variable (or a `partial` value) stands in front of a field of that name
+            item = self.resolved_variables.get(name)
+            if item is not None and self.bound[name] is not item.value:
+                item = None  # replaced by `partial`
+        else:
+            item = self.resolved.get(name)
         if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
             return item
         return None
@@ -528,16 +529,13 @@ class DefaultProfile(Profile):
         secret = []
         unresolved = []
         for name in names:
-            if name in self.bound:
-                if self._withheld(name) is not None:
+            if name in self._withheld_names:
+                if name in compiled.declared:  # an open template is not given a secret it may not read
                     secret.append(name)
-                else:
-                    shared[name] = self.bound[name]
+            elif name in self.bound:
+                shared[name] = self.bound[name]
             elif name in self.values:
-                if self._withheld(name) is not None:
-                    secret.append(name)
-                else:
-                    shared[name] = self.values[name]
+                shared[name] = self.values[name]
             elif name in defaults:
                 shared[name] = defaults[name]
             elif name in compiled.required:
