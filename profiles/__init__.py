@@ -16,9 +16,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
-    review report factories/               prompt diffs and snapshots for review; diversity reports;
-                                           personas from datasets, an LLM, or several
+ 6  loader explain validate check         persona files and folders, explain, validate, check,
+    batch generate review report           batch, generate, prompt diffs and snapshots for review;
+    factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
@@ -44,6 +44,7 @@ from .errors import (
     DatasetRowError,
     FactoryError,
     LabelConflictError,
+    OutputError,
     ProfilesError,
     PromptNotFoundError,
     ProtectedLabelError,
@@ -135,6 +136,7 @@ __all__ = [
     "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",
+    "OutputError",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
