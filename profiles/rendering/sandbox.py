@@ -10,14 +10,20 @@ not mutate what they are given, call what the sandbox forbids, or build huge val
 - a template's source size, node count and nesting depth are capped before code is generated.
 - every loop iteration and every call spends one step of a per-render budget, which also holds
   a deadline and a cap on the characters operators and filters may build.
-- operators (`*`, `**`, `+`, `%`, `~`), `str.format` and the filters that take a width or count
+- operators (`*`, `**`, `%`, `~`), `str.format` and the filters that take a width or count
   check the size of what they would build before building it (`bounded.py`; compile-time
-  guards in `codegen.py`).
+  guards in `codegen.py`); `+`, which at most doubles what exists, is measured once built.
 - macros may recurse only so deep; `range` is capped; the globals are `range`, `dict` and
   `namespace` only.
 
 A bound that trips raises `LimitExceeded` (a `SecurityError`); the renderer turns it into a
 `RenderError` naming the template, its line and the bound.
+
+Otherwise templates behave as in stock Jinja, with `trim_blocks`, `lstrip_blocks` and loop
+controls on: a missing value is falsy and empty wherever it is tested (`undefined.py`) and an
+error only where it would be printed, called or read from; filters give Jinja's results,
+autoescaping included; `binop_table` and `intercepted_binops` work as Jinja documents them.
+README's "Differences from stock Jinja" lists every difference.
 """
 
 from __future__ import annotations

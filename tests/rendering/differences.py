@@ -81,7 +81,8 @@ DIFFERENCES: dict[str, Difference] = {
     ),
     "sentence": Difference(
         "prompts",
-        "The extra filter `sentence` ends a text with exactly one full stop (`.`, `。`, `!` or `?` count)",
+        "The extra filter `sentence` ends a text with exactly one full stop (`.`, `。`, `!` or `?` count); "
+        "`_budgeted`, which loops use to count their steps, is there too",
         "fields are written with and without one; the bundled templates need neither `..` nor a missing stop",
     ),
     "loading": Difference(
