@@ -115,6 +115,8 @@ class _Plan:
     #: Names the template reads that the caller may give; with an open template (a name computed
     #: at render time in `{% include %}`), None: every variable the caller gives is passed.
     passed: frozenset[str] | None
+    #: Templated fields whose rendered text the template reads (a variable of that name wins).
+    field_targets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
@@ -514,7 +516,7 @@ class DefaultProfile(Profile):
                 else:
                     value = self._render_field(templates, lookup)
                 rendered[field_name] = value
-                if field_name in compiled.declared and field_name not in caller and field_name not in self.bound:
+                if field_name in plan.field_targets and field_name not in caller:
                     variables[field_name] = value
         return self.renderer.render(compiled, variables).strip()
 
@@ -546,7 +548,8 @@ class DefaultProfile(Profile):
         for template in self._field_template_list():
             used |= template.declared
         passed = frozenset(compiled.declared) if compiled.closed else None
-        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed)
+        targets = frozenset(name for name, _ in fields if name in compiled.declared and name not in self.bound)
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed, targets)
 
     def _needed_fields(self, read: Iterable[str]) -> tuple[tuple[str, Any], ...]:
         """The templated fields a template reading `read` needs, each after the fields it reads."""
@@ -607,11 +610,9 @@ class DefaultProfile(Profile):
         return f"{where}: " if where else ""
 
     def _render_field(self, template: CompiledTemplate, lookup: Any) -> str:
-        values = {}
-        for name in template.declared:
-            value = lookup(name, template)
-            if value is not _ABSENT:
-                values[name] = value
+        values = {name: lookup(name, template) for name in template.declared}
+        if template.required is not template.declared:  # an optional variable nothing gives stays undefined
+            values = {name: value for name, value in values.items() if value is not _ABSENT}
         try:
             return self.renderer.render(template, values)
         except RenderError as exc:

@@ -70,10 +70,11 @@ class CompiledTemplate:
     required: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "declared", frozenset(self.variables))
-        object.__setattr__(
-            self, "required", frozenset(name for name, item in self.variables.items() if not item.optional)
-        )
+        declared = frozenset(self.variables)
+        required = frozenset(name for name, item in self.variables.items() if not item.optional)
+        object.__setattr__(self, "declared", declared)
+        # the same set when every variable is required, so a render can tell by identity
+        object.__setattr__(self, "required", declared if len(required) == len(declared) else required)
 
     def line_of(self, variable: str) -> int | None:
         """The line of the first read of `variable`, in the file that reads it (see `where`)."""
