@@ -60,7 +60,7 @@ def lemmatize(text: str) -> str:
 
 
 def sk_message(item) -> str:
-    """Semantic Kernel's `message()` helper (prompt_template/utils/jinja2_system_helpers.py, MIT)."""
+    """Semantic Kernel's `message()` function (prompt_template/utils/jinja2_system_helpers.py, MIT)."""
     return f'<message role="{item["role"]}">{item["content"]}</message>'
 
 
