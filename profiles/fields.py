@@ -259,7 +259,18 @@ confine_root_var: ContextVar[Path | None] = ContextVar("profiles_confine_root", 
 MAX_TEMPLATE_BYTES = 1_000_000
 
 
+def _hidden(relative: str) -> bool:
+    """Whether a relative path names a hidden file or folder (`.env`, `.git/config`)."""
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    return any(part.startswith(".") and part not in (".", "..") for part in parts)
+
+
 def _read_template(base_dir: Path, relative: str) -> TemplateSource:
+    if _hidden(relative):
+        # a `.env` beside the persona holds secrets; a template never comes from a hidden file
+        raise _fail(
+            "template_path", f"template path {relative!r} names a hidden file; use a name without a leading '.'"
+        )
     path = _confined(base_dir, relative)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
