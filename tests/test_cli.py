@@ -42,7 +42,9 @@ def test_render_strict(runner, configs):
 def test_missing_variable_is_one_clean_error(runner, configs):
     result = runner.invoke(cli, ["render", str(configs / "planner.yaml"), "--kind", "system"])
     assert result.exit_code == 2
-    assert result.output.startswith("Error: field 'expand_prompt' line 1 uses 'agents'")
+    persona = configs / "planner.yaml"
+    line = persona.read_text().splitlines().index("expand_prompt: |-") + 1
+    assert result.output.startswith(f"Error: {persona}:{line}: field 'expand_prompt' line 1 uses 'agents'")
     assert "Traceback" not in result.output
 
 
@@ -134,5 +136,6 @@ def test_a_command_imports_only_what_it_uses():
     assert not modules & unused
     assert "profiles.cli.batch" in _modules_after("batch", "--help")
     listing = subprocess.run([sys.executable, "-m", "profiles", "--help"], capture_output=True, text=True, timeout=60)
-    for name in ("render", "validate", "check", "explain", "diff", "schema", "batch", "generate", "report", "store"):
+    for name in ("render", "validate", "check", "explain", "diff", "schema", "chat-template", "batch", "generate",
+                 "report", "store"):
         assert f"  {name} " in listing.stdout

@@ -20,18 +20,19 @@ from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, 
 
 __all__ = ["COMMANDS", "cli", "main"]
 
-#: Every command: its name and the module under `profiles.cli` that defines it (as that name).
-COMMANDS: dict[str, str] = {
-    "render": "personas",
-    "validate": "personas",
-    "check": "personas",
-    "explain": "personas",
-    "diff": "review",
-    "schema": "personas",
-    "batch": "batch",
-    "generate": "generate",
-    "report": "report",
-    "store": "store",
+#: Every command: its name, and the module under `profiles.cli` and the name it is defined as there.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "render": ("personas", "render"),
+    "validate": ("personas", "validate"),
+    "check": ("personas", "check"),
+    "explain": ("personas", "explain"),
+    "diff": ("review", "diff"),
+    "schema": ("personas", "schema"),
+    "chat-template": ("chat", "chat_template"),
+    "batch": ("batch", "batch"),
+    "generate": ("generate", "generate"),
+    "report": ("report", "report"),
+    "store": ("store", "store"),
 }
 
 
@@ -44,7 +45,8 @@ class LazyGroup(ProfilesGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = self.commands.get(cmd_name)
         if command is None and cmd_name in COMMANDS:
-            command = getattr(import_module(f"{__package__}.{COMMANDS[cmd_name]}"), cmd_name)
+            module, name = COMMANDS[cmd_name]
+            command = getattr(import_module(f"{__package__}.{module}"), name)
             self.add_command(command)
         return command
 
@@ -62,6 +64,7 @@ def cli() -> None:
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
+      profiles chat-template tokenizer_config.json conversation.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
     """
