@@ -274,8 +274,8 @@ class OutputSchema:
 
     @cached_property
     def text(self) -> str:
-        """The schema as indented JSON, as templates get it in `out_schema`."""
-        return json.dumps(self.schema, indent=2, ensure_ascii=False)
+        """The schema as one line of JSON, as templates get it in `out_schema` (the fewest tokens)."""
+        return json.dumps(self.schema, ensure_ascii=False)
 
     def as_dict(self) -> dict[str, Any]:
         """A private copy of the schema, safe to put into a request body."""
