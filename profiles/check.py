@@ -97,12 +97,13 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     }
     inputs = getattr(profile, "inputs", {})
     for scope, given in [(None, samples), *per_kind.items()]:
-        for name, value in given.items():
+        for name, value in list(given.items()):
             spec = inputs.get(name)
             problem = spec.problem(value) if spec is not None and value is not None else None
             if problem:
                 what = f"sample {name!r}" + (f" for the {scope} prompt" if scope else "")
-                issue(f"{what} does not fit inputs.{name}: {problem}", "samples")
+                issue(f"{what} does not fit inputs.{name}: {problem}", "samples", *([scope] if scope else [name]))
+                del given[name]  # reported once here, not again by every prompt it would reach
     examples = {name: spec.examples[0] for name, spec in inputs.items() if spec.examples}
     samples = {**examples, **samples}
     used_anywhere: set[str] = set()

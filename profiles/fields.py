@@ -25,7 +25,14 @@ from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
 from .errors import ProfilesError
 from .inputs import InputSpec, InputSpecError, parse_inputs
 from .messages import LayoutSpecError, MessageSlot, parse_layout, parse_roles
-from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, is_reference, read_schema_text
+from .output_schema import (
+    OutputSchema,
+    OutputSchemaSpecError,
+    build_output_schema,
+    check_reference,
+    is_reference,
+    read_schema_text,
+)
 from .settings import SETTINGS, SettingError, check_extra, check_setting, setting_from_text
 from .tools import ToolSpecError, parse_tools
 
@@ -393,6 +400,7 @@ def _output_schema(value: Any) -> Any:
     base_dir = Path(base_dir_var.get() or Path.cwd())
     try:
         if is_reference(value):
+            check_reference(value)
             options = {key: value.get(key) for key in ("name", "strict", "description")}
             if "file" in value:
                 relative = value["file"]

@@ -481,15 +481,15 @@ class DefaultProfile(Profile):
         """The Chat-shaped message list, history checked for `api`."""
         if strict and variables:
             self._check_strict_layout(variables)
-        common = {"question": question, "is_retry_chat": is_retry_chat}
-
         def render(kind: str) -> str:
             documented = PROMPT_INPUTS.get(kind, _EMPTY)
-            inputs = {name: value for name, value in {**common, **variables}.items() if name in documented}
-            caller = {name: value for name, value in variables.items() if name not in documented}
-            for name, value in common.items():
-                if name not in documented and name not in caller:
-                    caller[name] = value
+            inputs: dict[str, Any] = {}
+            caller: dict[str, Any] = {}
+            # question and is_retry_chat are inputs where the kind documents them, variables elsewhere
+            (inputs if "question" in documented else caller)["question"] = question
+            (inputs if "is_retry_chat" in documented else caller)["is_retry_chat"] = is_retry_chat
+            for name, value in variables.items():
+                (inputs if name in documented else caller)[name] = value
             if kind == "system":
                 inputs["resources"] = resources
             else:

@@ -92,7 +92,11 @@ def _output_schema_schema() -> dict[str, Any]:
             reference("file", {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}}),
             reference("store", {"type": "string", "minLength": 1}),
             reference("schema", {"type": ["object", "boolean"]}),
-            {"type": "object", "description": "A JSON Schema written out."},
+            {
+                "type": "object",
+                "description": "A JSON Schema written out.",
+                "not": {"anyOf": [{"required": ["file"]}, {"required": ["store"]}, {"required": ["schema"]}]},
+            },
         ],
     }
 
