@@ -21,15 +21,15 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
  6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    factories/                             personas from datasets, from an LLM, or several factories
+    report factories/                      diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema;
     template_inputs                        declared inputs checked against what templates read
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
- 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
-                                           knows what a persona is
+ 1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
+                                           and LSH over texts; none knows what a persona is
     requests                               request bodies for each API from messages, tools, settings
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
     tools resources react                  tool specs, resources and the ReAct format,
@@ -87,6 +87,11 @@ _LAZY = {
     "check_history": "history",
     "inputs_schema": "inputs",
     "LLMProfileFactory": "factories.llm",
+    "DistinctFilter": "factories.distinct",
+    "EmbeddingClient": "factories.embeddings",
+    "SamplingPlan": "factories.plan",
+    "diversity_report": "report",
+    "load_plan": "factories.plan",
     "Profile": "profile",
     "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
@@ -126,7 +131,9 @@ __all__ = [
     "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
+    "DistinctFilter",
     "DynConfig",
+    "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
@@ -153,6 +160,7 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "RowIssue",
+    "SamplingPlan",
     "SchemaReplyError",
     "SecretError",
     "StaleStoreWarning",
@@ -168,9 +176,11 @@ __all__ = [
     "build_request",
     "check_history",
     "check_paths",
+    "diversity_report",
     "explain",
     "inputs_schema",
     "load_mapping",
+    "load_plan",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -188,7 +198,10 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.distinct import DistinctFilter
+    from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
+    from .factories.plan import SamplingPlan, load_plan
     from .history import check_history
     from .inputs import InputSpec, inputs_schema
     from .loader import load_profile, load_profiles, parse_profiles
@@ -203,6 +216,7 @@ if TYPE_CHECKING:
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
+    from .report import diversity_report
     from .requests import build_request
     from .schema import persona_schema
     from .secrets import looks_like_credential

@@ -40,7 +40,10 @@ __all__ = [
     "Inputs",
     "LIST_FIELDS",
     "Layout",
+    "MAX_METADATA_CHARS",
+    "MAX_METADATA_DEPTH",
     "MAX_TEMPLATE_BYTES",
+    "Metadata",
     "ModelSettings",
     "ModelSettingsField",
     "OutputSchemaField",
@@ -453,6 +456,64 @@ def _roles(value: Any) -> Any:
         raise PydanticCustomError("roles_type", "{reason}", {"reason": exc.reason}) from None
 
 
+#: Largest `metadata:` a persona may carry, measured as compact JSON text.
+MAX_METADATA_CHARS = 64_000
+
+#: Deepest nesting of lists and mappings inside `metadata:`.
+MAX_METADATA_DEPTH = 8
+
+
+def _metadata(value: Any) -> Any:
+    """Free-form data kept with a persona: text keys, JSON values, bounded in size and depth.
+
+    Checked here so that whatever writes a persona out (JSONL, YAML) can write it unchanged.
+    """
+    import json
+    import math
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError(
+            "metadata_type", "expected a mapping of text keys to values, got {kind}", {"kind": type_name(value)}
+        )
+    stack: list[tuple[Any, str, int]] = [(value, "metadata", 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, Mapping) or isinstance(item, (list, tuple)):
+            if depth > MAX_METADATA_DEPTH:
+                raise PydanticCustomError(
+                    "metadata_depth", "{where} nests over {limit} levels; flatten it",
+                    {"where": where, "limit": MAX_METADATA_DEPTH},
+                )
+            if isinstance(item, Mapping):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        raise PydanticCustomError(
+                            "metadata_key", "{where} has the key {key}, which is not text; quote it",
+                            {"where": where, "key": repr(key)},
+                        )
+                    stack.append((child, f"{where}.{key}", depth + 1))
+            else:
+                stack.extend((child, f"{where}[{index}]", depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise PydanticCustomError("metadata_value", "{where} is {value}; JSON has no such number",
+                                      {"where": where, "value": repr(item)})
+        elif item is not None and not isinstance(item, (str, int, float, bool)):
+            raise PydanticCustomError(
+                "metadata_value", "{where} is {kind}; use text, numbers, true/false, null, lists and mappings",
+                {"where": where, "kind": type(item).__name__},
+            )
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_METADATA_CHARS:
+        raise PydanticCustomError(
+            "metadata_size", "is {size} characters as JSON, over the limit of {limit}; keep bulky data elsewhere",
+            {"size": size, "limit": MAX_METADATA_CHARS},
+        )
+    # lists and tuples alike come back as lists: what JSON and YAML write
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
 Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
 TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
@@ -462,3 +523,4 @@ OutputSchemaField = Annotated[OutputSchema | None, BeforeValidator(_output_schem
 Inputs = Annotated[dict[str, InputSpec], BeforeValidator(_inputs)]
 Layout = Annotated[tuple[MessageSlot, ...] | None, BeforeValidator(_layout)]
 Roles = Annotated[dict[str, str], BeforeValidator(_roles)]
+Metadata = Annotated[dict[str, Any], BeforeValidator(_metadata)]

@@ -156,6 +156,8 @@ class DefaultProfile(Profile):
     layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
     #: The role each prompt kind is sent as where the layout names none (`roles:`).
     roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
@@ -891,6 +893,7 @@ def build_profile(
         output_schema=output_schema if isinstance(output_schema, OutputSchema) else None,
         layout=config.messages or DEFAULT_LAYOUT,
         roles=MappingProxyType(dict(config.roles)),
+        metadata=MappingProxyType(config.metadata),
     )
 
 

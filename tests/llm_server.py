@@ -20,22 +20,42 @@ and answers each request with the next scripted item, in the shape of the API as
 - a callable taking the request body and returning one of the above, to answer by content.
 
 The replies validate against the clients' own response models (``_strict_response_validation``).
-A streaming request is refused with a 400: this server does not stream. It records every request
-body (parsed, and the raw bytes), its headers and path, and the highest number of requests handled
-at once. It serves at most :data:`MAX_REQUESTS` requests and stops when the test ends.
+A streaming request is refused with a 400: this server does not stream.
+
+``ChatServer(default=item)`` answers with `item` once the script is used up (a callable that
+writes personas, say), and ``max_requests`` raises the bound for long runs.
+
+``POST /v1/embeddings`` (also ``/embeddings``) answers ``{"input": [texts]}`` with one vector per
+text from ``embed(text)``: by default counts of hashed words, so texts with the same words point
+the same way whatever their order. Its request bodies go to ``embedding_requests``.
+
+It records every request body (parsed, and the raw bytes), its headers and path, and the highest
+number of requests handled at once. It serves at most :data:`MAX_REQUESTS` requests and stops
+when the test ends.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FROM_SCHEMA", "MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status", "ToolCall"]
+__all__ = [
+    "FROM_SCHEMA",
+    "MAX_REQUESTS",
+    "ChatServer",
+    "Empty",
+    "Reply",
+    "Stall",
+    "Status",
+    "ToolCall",
+    "word_embedding",
+]
 
 #: Requests one server answers before refusing all others, so a retry loop gone wrong ends.
 MAX_REQUESTS = 200
@@ -51,6 +71,20 @@ API_PATHS = {
     "/v1/messages": "anthropic",
     "/messages": "anthropic",
 }
+
+#: Paths that reach the embeddings endpoint.
+EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})
+
+#: Length of the default embeddings.
+EMBEDDING_SIZE = 64
+
+
+def word_embedding(text: str) -> list[float]:
+    """Counts of the text's words hashed into `EMBEDDING_SIZE` buckets: same words, same direction."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in text.lower().split():
+        vector[zlib.crc32(word.strip(".,;:!?").encode("utf-8")) % EMBEDDING_SIZE] += 1.0
+    return vector
 
 
 @dataclass(frozen=True)
@@ -111,7 +145,17 @@ Item = str | Reply | Status | Stall | Empty | ToolCall | _FromSchema | Callable[
 class ChatServer:
     """A scripted chat-completions server; use as a context manager or call start() and stop()."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        default: Item | None = None,
+        max_requests: int = MAX_REQUESTS,
+        embed: Callable[[str], list[float]] = word_embedding,
+    ) -> None:
+        self._default = default
+        self._max_requests = max_requests
+        self._embed = embed
+        self.embedding_requests: list[dict[str, Any]] = []
         self._script: deque[Item] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -168,10 +212,10 @@ class ChatServer:
         with self._lock:
             self._count += 1
             number = self._count
-            if number > MAX_REQUESTS:
+            if number > self._max_requests:
                 return number, None
             self.requests.append(body)
-            item = self._script.popleft() if self._script else None
+            item = self._script.popleft() if self._script else self._default
         while callable(item):
             item = item(body)
         return number, item
@@ -188,13 +232,16 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 api = API_PATHS.get(path)
-                if api is None:
+                if api is None and path not in EMBEDDING_PATHS:
                     self._send(404, {"error": {"message": f"no route {path}"}})
                     return
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     self._send(400, _error(api, "body is not JSON"))
+                    return
+                if path in EMBEDDING_PATHS:
+                    self._embeddings(body)
                     return
                 if not isinstance(body, dict) or body.get("stream"):
                     self._send(400, _error(api, "expected a JSON object for a non-streaming request"))
@@ -214,6 +261,21 @@ class ChatServer:
                     pass  # the client gave up (timeout): nothing to tell it
                 finally:
                     self._leave()
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                texts = body.get("input")
+                if isinstance(texts, str):
+                    texts = [texts]
+                if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+                    self._send(400, {"error": {"message": "input must be a text or a list of texts"}})
+                    return
+                with server._lock:
+                    server.embedding_requests.append(body)
+                data = [
+                    {"object": "embedding", "index": index, "embedding": server._embed(text)}
+                    for index, text in enumerate(texts)
+                ]
+                self._send(200, {"object": "list", "data": data, "model": body.get("model", "unknown")})
 
             def _leave(self) -> None:
                 # called before the answer goes out: once the client has it, it may send the next
