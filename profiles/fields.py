@@ -45,6 +45,7 @@ __all__ = [
     "MAX_TEMPLATE_BYTES",
     "Metadata",
     "ModelSettings",
+    "NO_SETTINGS",
     "ModelSettingsField",
     "OutputSchemaField",
     "PROFILE_FIELDS",
@@ -372,9 +373,13 @@ class ModelSettings(BaseModel):
         return bool(self.settings() or self.extra)
 
 
+#: The settings of a persona that sets none; shared, since settings never change once made.
+NO_SETTINGS = ModelSettings()
+
+
 def _model_settings(value: Any) -> Any:
     if value is None:
-        return ModelSettings()
+        return NO_SETTINGS
     if isinstance(value, ModelSettings):
         return value
     if not isinstance(value, Mapping):

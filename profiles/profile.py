@@ -161,6 +161,21 @@ class DefaultProfile(Profile):
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
+    #: The secrets the persona does not let out, with their names: worked out once, usually none.
+    hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hidden = [
+            (name, item)
+            for name, item in self.resolved.items()
+            if item.secret and item.value is not None and name not in self.allow_secrets
+        ]
+        hidden += [
+            (f"model_settings.{name}", item)
+            for name, item in self.settings.items()
+            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
+        ]
+        object.__setattr__(self, "hidden", tuple(hidden))
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -499,8 +514,8 @@ class DefaultProfile(Profile):
             return self._render(kind, *self._prepare(kind, inputs, caller), False)
 
         messages = assemble(self.layout, self.roles, render, history, api=api)
-        if history:
-            self._guard_secrets(messages)
+        # the prompts never render a secret the persona keeps in; history and variables might carry one
+        self._guard_secrets(messages)
         return messages
 
     def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
@@ -551,20 +566,10 @@ class DefaultProfile(Profile):
 
     def _guard_secrets(self, data: Any) -> None:
         """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
-        hidden = [
-            (name, item)
-            for name, item in self.resolved.items()
-            if item.secret and item.value is not None and name not in self.allow_secrets
-        ]
-        hidden += [
-            (f"model_settings.{name}", item)
-            for name, item in self.settings.items()
-            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
-        ]
-        if not hidden:
+        if not self.hidden:
             return
         texts = list(_strings(data))
-        for name, item in hidden:
+        for name, item in self.hidden:
             values = item.value if isinstance(item.value, (list, tuple)) else (item.value,)
             for value in values:
                 needle = str(value)

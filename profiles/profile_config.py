@@ -54,7 +54,9 @@ class ProfileConfig(PersonaModel):
     resources; `template_roots` names folders (relative to the persona, inside its folder)
     searched for `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments`
     maps a deployment name to the fields it overrides, and `allow_secrets` names the secret fields
-    that may reach a prompt.
+    that may reach a prompt. `inputs` declares the variables callers give, with their types;
+    `model_settings`, `output_schema`, `roles` and `messages` say how prompts become chat messages
+    (`format_messages`) and request bodies (`to_request`).
     """
 
     def create_profile(

@@ -186,16 +186,27 @@ def test_strict_refuses_a_variable_no_prompt_uses(configs):
 
 def test_a_secret_in_the_history_is_refused(monkeypatch):
     monkeypatch.setenv("TEAM_API_KEY", "sk-live-abcdef123456")
-    config = ProfileConfig(name="Ada", role="Analyst", desc={"key": "TEAM_API_KEY", "default": "x"})
+    config = ProfileConfig(name="Ada", role="Analyst", avatar={"key": "TEAM_API_KEY", "default": "x"})
     profile = config.create_profile()
     leaked = [{"role": "user", "content": "my key is sk-live-abcdef123456"}]
     with pytest.raises(SecretError) as caught:
         profile.format_messages("q", history=leaked)
-    assert "'desc'" in str(caught.value) and "sk-live" not in str(caught.value)
+    assert "'avatar'" in str(caught.value) and "appears in the messages" in str(caught.value)
+    assert "sk-live" not in str(caught.value)
     allowed = ProfileConfig(
-        name="Ada", role="Analyst", desc={"key": "TEAM_API_KEY", "default": "x"}, allow_secrets=["desc"]
+        name="Ada", role="Analyst", avatar={"key": "TEAM_API_KEY", "default": "x"}, allow_secrets=["avatar"]
     ).create_profile()
     assert allowed.format_messages("q", history=leaked)[1] == leaked[0]
+
+
+def test_a_secret_passed_as_a_variable_is_refused_in_messages(monkeypatch):
+    monkeypatch.setenv("TEAM_API_KEY", "sk-live-abcdef123456")
+    config = ProfileConfig(name="Ada", role="Analyst", avatar={"key": "TEAM_API_KEY", "default": "x"},
+                           templates={"user": {"inline": "{{ question }} {{ note }}"}})
+    profile = config.create_profile()
+    assert profile.format_messages("q", note="fine")[-1]["content"] == "q fine"
+    with pytest.raises(SecretError, match="the value of 'avatar'"):
+        profile.format_messages("q", note="sk-live-abcdef123456")
 
 
 def test_a_secret_field_never_reaches_a_message(monkeypatch):

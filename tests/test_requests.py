@@ -300,3 +300,14 @@ def test_no_body_carries_the_key_the_client_sends(server, configs):
         server.script(FROM_SCHEMA)
         send(server.root_url, api, profile.to_request(api=api, ticket="I was charged twice."))
         assert API_KEY.encode() not in server.raw[-1] and API_KEY in server.headers[-1]["authorization"]
+
+
+def test_a_profile_written_out_makes_the_same_requests(configs):
+    """What batch writes for a profile (persona data) keeps its inputs, settings and output schema."""
+    from profiles.batch import persona_data
+
+    profile = load_profile(configs / "triage.yaml").create_profile(deployment="prod")
+    again = ProfileConfig(**persona_data(profile)).create_profile()
+    for api in APIS:
+        assert again.to_request(api=api, ticket="x", tier="pro") == profile.to_request(api=api, ticket="x", tier="pro")
+    assert again.inputs == profile.inputs
