@@ -123,6 +123,8 @@ class _Plan:
     fields: tuple[tuple[str, Any], ...]
     #: Every variable the template or its templated fields read, for strict mode.
     used: frozenset[str]
+    #: Documented inputs of the kind (`question`, …) the persona declares as required and the template reads.
+    required: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -684,6 +686,10 @@ class DefaultProfile(Profile):
                     if name in self.inputs:
                         raise self._missing_input(name, compiled)
                     raise self._missing(name, compiled, kind)
+        if plan.required:
+            for name in plan.required:
+                if variables.get(name) is None:
+                    raise self._missing_input(name, compiled)
         if plan.secret:
             for name in plan.secret:
                 if name not in caller and inputs.get(name) is None:
@@ -731,7 +737,12 @@ class DefaultProfile(Profile):
         used = set(compiled.declared)
         for template in self._field_template_list():
             used |= template.declared
-        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
+        required = tuple(
+            name
+            for name in compiled.declared
+            if name in defaults and name in self.inputs and self.inputs[name].needs_value and name not in self.bound
+        )
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), required)
 
     def _kind_defaults(self, kind: str) -> dict[str, Any]:
         """What a kind's templates read when nothing else gives it: documented inputs, tools, out_schema."""
@@ -877,6 +888,8 @@ def build_profile(
             settings = resolve_settings(config, asked) if config.model_settings else {}
         if output_schema is FROM_CONFIG:
             output_schema = fetch_output_schema(config, asked, lines=config)
+    if isinstance(output_schema, OutputSchema) and output_schema.origin == "inline":
+        output_schema = replace(output_schema, origin=_written_at(config, "output_schema"))
     inputs = dict(config.inputs)
     defaults = {name: spec.default for name, spec in inputs.items() if spec.has_default}
     return DefaultProfile(
@@ -900,6 +913,19 @@ def build_profile(
         roles=MappingProxyType(dict(config.roles)),
         metadata=MappingProxyType(config.metadata),
     )
+
+
+def _written_at(config: PersonaModel, field_name: str) -> str:
+    """Where a field was written, as provenance says it: `yaml:a.yaml:12`, `overlay prod: a.yaml:30`."""
+    private = config.__pydantic_private__ or {}
+    overlaid = (private.get("_overlay_sources") or {}).get(field_name)
+    if overlaid:
+        return overlaid
+    where = config.line_of(field_name)
+    if where:
+        return f"yaml:{where[0]}:{where[1]}"
+    source_file = private.get("_source_file")
+    return private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
 
 
 def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:

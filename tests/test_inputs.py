@@ -267,3 +267,15 @@ def test_check_asks_for_a_sample_of_a_required_input(write):
     assert (issue.field, issue.line) == ("inputs.task", 4)
     with_example = PERSONA.replace("description: What to plan.", "description: What to plan., examples: [a trip]")
     assert check_paths([write("ok.yaml", with_example)]).ok
+
+
+def test_a_documented_input_declared_required_must_be_given():
+    """Declaring `question` makes the prompts that read it refuse to render without one."""
+    config = ProfileConfig(name="Ada", role="R", inputs={"question": {"type": "string", "description": "The ask."}})
+    profile = config.create_profile()
+    assert profile.format_user_prompt("Why?") == "Question: Why?"
+    expected = "input 'question' \\(The ask.\\) is required by template 'default/en/user.j2'"
+    with pytest.raises(InputError, match=expected):
+        profile.format_user_prompt()
+    with pytest.raises(InputError, match="expected text, got an integer"):
+        profile.format_user_prompt(3)

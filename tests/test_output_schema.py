@@ -278,3 +278,15 @@ def test_without_jsonschema_the_error_says_what_to_install(tmp_path):
 def test_the_reference_form_is_checked(spec, expected):
     with pytest.raises(ConfigError, match=expected):
         ProfileConfig(name="Ada", role="R", output_schema=spec)
+
+
+def test_explain_names_where_the_schema_was_written():
+    persona = (
+        "name: A\nrole: R\noutput_schema: {type: object}\ndeployments:\n  prod:\n    output_schema: {type: array}\n"
+    )
+    (config,) = parse_profiles(persona, file="a.yaml")
+    rows = {row.field: row.source for row in config.create_profile().explain()}
+    assert rows["output_schema"] == "yaml:a.yaml:3"
+    rows = {row.field: row.source for row in config.create_profile(deployment="prod").explain()}
+    assert rows["output_schema"] == "overlay prod: a.yaml:6"
+    assert ProfileConfig(name="A", role="R", output_schema=ANSWER).create_profile().output_schema.origin == "literal"
