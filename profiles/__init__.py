@@ -20,8 +20,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 
 ```
  7  cli/                                   every click command; the only code that draws on a terminal
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    report factories/                      diversity reports; personas from datasets, an LLM, or several
+ 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
+    review report factories/               prompt diffs and snapshots for review; diversity reports;
+                                           personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
@@ -35,6 +36,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     tools resources react                  tool specs, resources and the ReAct format,
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -51,8 +53,10 @@ from .errors import (
     FactoryError,
     HistoryError,
     InputError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -63,6 +67,7 @@ from .errors import (
     SchemaReplyError,
     SecretError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -142,6 +147,7 @@ __all__ = [
     "InputError",
     "InputSpec",
     "LLMProfileFactory",
+    "LabelConflictError",
     "MessageSlot",
     "OutputSchema",
     "Profile",
@@ -150,6 +156,7 @@ __all__ = [
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -165,6 +172,7 @@ __all__ = [
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -166,11 +166,13 @@ class TemplateSource:
 
     A template named `{store: key}` has no text yet (`store_key` is set): it is fetched from the
     `store` provider at every `create_profile`, for that profile's language, model and deployment.
+    A fetched one keeps the provider's `details` (version, label, rollout arm) for traces.
     """
 
     source: str
     origin: str
     store_key: str | None = None
+    details: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def _fail(code: str, message: str) -> PydanticCustomError:

@@ -17,6 +17,7 @@ from .generate import generate
 from .group import ProfilesGroup
 from .personas import check, explain, render, schema, validate
 from .report import report
+from .review import diff
 from .store import store
 
 __all__ = ["cli", "main"]
@@ -33,13 +34,14 @@ def cli() -> None:
       profiles validate profile_configs/
       profiles check profile_configs/
       profiles explain profile_configs/summarizer.yaml --deployment prod
+      profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
     """
 
 
-for _command in (render, validate, check, explain, schema, batch, generate, report, store):
+for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store):
     cli.add_command(_command)
 
 
