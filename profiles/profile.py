@@ -36,7 +36,7 @@ from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_te
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
 from .requests import build_request, check_api
 from .resources import check_resources
-from .secrets import redact
+from .secrets import first_leak, redact
 from .settings import SETTING_NAMES, SettingError, check_setting
 from .template_inputs import known_variables
 from .tools import Tool, ToolSpecError, parse_tools
@@ -633,16 +633,13 @@ class DefaultProfile(Profile):
         """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
         if not self.hidden:
             return
-        texts = list(_strings(data))
-        for name, item in self.hidden:
-            values = item.value if isinstance(item.value, (list, tuple)) else (item.value,)
-            for value in values:
-                needle = str(value)
-                if len(needle) >= 3 and any(needle in text for text in texts):
-                    raise SecretError(
-                        f"the value of {name!r} (a secret, source {item.source}) appears in the messages or request; "
-                        f"remove it from the history and variables, or list {name} under allow_secrets"
-                    )
+        leaked = first_leak(data, [(name, item.value) for name, item in self.hidden])
+        if leaked is not None:
+            source = dict(self.hidden)[leaked].source
+            raise SecretError(
+                f"the value of {leaked!r} (a secret, source {source}) appears in the messages or request; "
+                f"remove it from the history and variables, or list {leaked} under allow_secrets"
+            )
 
     def _check_inputs(self, values: Mapping[str, Any]) -> None:
         """Refuse a value that does not fit its declared input, naming the input and what it takes."""
@@ -1005,19 +1002,6 @@ def _written_at(config: PersonaModel, field_name: str) -> str:
 def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
     item = resolved.get(name)
     return item is not None and item.secret
-
-
-def _strings(data: Any) -> Any:
-    """Every text inside `data`, keys included, however deep."""
-    if isinstance(data, str):
-        yield data
-    elif isinstance(data, Mapping):
-        for key, value in data.items():
-            yield from _strings(key)
-            yield from _strings(value)
-    elif isinstance(data, (list, tuple)):
-        for item in data:
-            yield from _strings(item)
 
 
 def _text_hash(text: str) -> str:
