@@ -169,7 +169,7 @@ class DefaultProfile(Profile):
     #: What it was made from, for traces: `file` (the persona file) and `deployment`.
     origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
     #: The secrets the persona does not let out, with their names: worked out once, usually none.
-    hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
+    _hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         hidden = [
@@ -182,7 +182,7 @@ class DefaultProfile(Profile):
             for name, item in self.settings.items()
             if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
         ]
-        object.__setattr__(self, "hidden", tuple(hidden))
+        object.__setattr__(self, "_hidden", tuple(hidden))
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -563,6 +563,7 @@ class DefaultProfile(Profile):
         """The Chat-shaped message list, history checked for `api`."""
         if strict and variables:
             self._check_strict_layout(variables)
+
         def render(kind: str) -> str:
             documented = PROMPT_INPUTS.get(kind, _EMPTY)
             inputs: dict[str, Any] = {}
@@ -631,11 +632,11 @@ class DefaultProfile(Profile):
 
     def _guard_secrets(self, data: Any) -> None:
         """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
-        if not self.hidden:
+        if not self._hidden:
             return
-        leaked = first_leak(data, [(name, item.value) for name, item in self.hidden])
+        leaked = first_leak(data, [(name, item.value) for name, item in self._hidden])
         if leaked is not None:
-            source = dict(self.hidden)[leaked].source
+            source = dict(self._hidden)[leaked].source
             raise SecretError(
                 f"the value of {leaked!r} (a secret, source {source}) appears in the messages or request; "
                 f"remove it from the history and variables, or list {leaked} under allow_secrets"
