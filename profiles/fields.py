@@ -284,10 +284,22 @@ confine_root_var: ContextVar[Path | None] = ContextVar("profiles_confine_root", 
 MAX_TEMPLATE_BYTES = 1_000_000
 
 
+def _hidden(relative: str) -> bool:
+    """Whether a relative path names a hidden file or folder (`.env`, `.git/config`)."""
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    return any(part.startswith(".") and part not in (".", "..") for part in parts)
+
+
 def _read_file(base_dir: Path, relative: str, what: str) -> str:
-    """The text of a file next to the persona, confined to its folder and bounded in size."""
-    path = _confined(base_dir, relative, what)
+    """The text of a file next to the persona, confined to its folder and bounded in size.
+
+    A hidden file is refused: a `.env` beside the persona holds secrets, and neither a template
+    nor an output schema ever comes from one.
+    """
     code = what.replace(" ", "_")
+    if _hidden(relative):
+        raise _fail(f"{code}_path", f"{what} path {relative!r} names a hidden file; use a name without a leading '.'")
+    path = _confined(base_dir, relative, what)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
             raise _fail(f"{code}_size", f"{what} file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")

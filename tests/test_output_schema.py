@@ -61,6 +61,7 @@ def test_schema_from_a_file_next_to_the_persona(write, suffix):
         ("../outside.json", "output schema path '../outside.json' leads outside .*, the folder of the persona"),
         ("/etc/passwd", "must be relative to the persona's folder"),
         ("missing.json", "output schema file 'missing.json' not found next to the persona"),
+        (".env", "output schema path '.env' names a hidden file"),  # where secrets live
     ],
 )
 def test_a_schema_file_is_confined_to_the_personas_folder(write, tmp_path, ref, expected):
