@@ -14,8 +14,11 @@ samples:
   user: {question: Plan a trip}  # the user prompt only
 ```
 
-The kinds rendered are `system`, `user`, `write_memory`, the persona's own kinds, and `react`
-when the persona has tools.
+The kinds rendered are `system`, `user`, `write_memory`, the persona's own kinds, the kinds of
+its `messages:` layout, and `react` when the persona has tools.
+
+When the persona declares `inputs:`, each sample must have its input's type, and a required input
+needs a sample (the first of its `examples` counts as one).
 """
 
 from __future__ import annotations
@@ -83,12 +86,25 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         issue(exc.message)
         return
     kinds = [*PROMPT_KINDS, *sorted(kind for kind in config.templates if kind not in PROMPT_KINDS)]
+    for slot in config.messages or ():
+        if slot.kind and slot.kind not in kinds:
+            kinds.append(slot.kind)
     if profile.tools and "react" not in kinds:
         kinds.append("react")
     samples = dict(config.samples)
     per_kind = {
         kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
     }
+    inputs = getattr(profile, "inputs", {})
+    for scope, given in [(None, samples), *per_kind.items()]:
+        for name, value in given.items():
+            spec = inputs.get(name)
+            problem = spec.problem(value) if spec is not None and value is not None else None
+            if problem:
+                what = f"sample {name!r}" + (f" for the {scope} prompt" if scope else "")
+                issue(f"{what} does not fit inputs.{name}: {problem}", "samples")
+    examples = {name: spec.examples[0] for name, spec in inputs.items() if spec.examples}
+    samples = {**examples, **samples}
     used_anywhere: set[str] = set()
     for kind in kinds:
         given = {**samples, **per_kind.get(kind, {})}
@@ -120,12 +136,21 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
                 continue
             line = template.line_of(name)
             where = template.label + (f" line {line}" if line and not path else "")
-            issue(
-                f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
-                f"add it under 'samples:' (or 'variables:' for a default)",
-                *(path or own),
-            )
-            placeholders[name] = f"<{name}>"
+            spec = getattr(profile, "inputs", {}).get(name)
+            if spec is not None:
+                issue(
+                    f"{kind} prompt: {where} reads input {name!r} ({spec.expected}), which is required and has no "
+                    "sample; add one under 'samples:', or examples to its declaration",
+                    "inputs",
+                    name,
+                )
+            else:
+                issue(
+                    f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
+                    f"add it under 'samples:' (or 'variables:' for a default)",
+                    *(path or own),
+                )
+            placeholders[name] = _placeholder(name, spec)
     for name in plan.secret:
         if name in samples:
             continue
@@ -144,12 +169,26 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
     return set(plan.used)
 
 
+def _placeholder(name: str, spec: Any) -> Any:
+    """A stand-in value for a variable with no sample, of the input's type when it has one."""
+    if spec is None:
+        return f"<{name}>"
+    if spec.enum:
+        return spec.enum[0]
+    kind = spec.types[0] if spec.types else "string"
+    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(kind, f"<{name}>")
+
+
 def _unknown(profile: Any, kind: str, name: str) -> bool:
     from .rendering.templates import PROMPT_INPUTS
 
+    spec = getattr(profile, "inputs", {}).get(name)
     return not (
         name in profile.values
         or name in profile.bound
         or name in PROMPT_INPUTS.get(kind, {})
         or name in ("tools", "tool_names", "resources")
+        or (name == "out_schema" and getattr(profile, "output_schema", None) is not None)
+        or (spec is not None and not spec.needs_value)
     )
+

@@ -32,6 +32,9 @@ PERSONA_SUFFIXES = (".yaml", ".yml")
 #: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance.
 _NESTED_KEYS = ("deployments",)
 
+#: Fields whose keys get their lines recorded: each setting, for provenance; each input, for warnings.
+_MAPPED_KEYS = ("model_settings", "inputs")
+
 
 def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> list[ConfigIssue]:
     keys = {issue.loc for issue in issues if issue.code == "extra_forbidden"}
@@ -49,7 +52,7 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
     `extends:` paths are relative to `base_dir` (the working directory when None), which is also
     the root they must stay inside.
     """
-    documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS)
+    documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
     if not documents or all(document is None for document in documents):
         raise ConfigError(ConfigIssue("the file is empty; a persona needs at least a name and a role", file=file))
@@ -175,7 +178,7 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
     if not path.is_file():
         raise ConfigError(source.issue(f"parent persona {label!r} not found; check the path", "extends"))
     text = read_text(path)
-    documents, issues, field_lines = read_documents(text, label, nested=_NESTED_KEYS)
+    documents, issues, field_lines = read_documents(text, label, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     if issues:
         raise ConfigError([replace(issue, file=label) for issue in issues])
     if len(documents) != 1 or not isinstance(documents[0], dict):

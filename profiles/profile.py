@@ -1,7 +1,10 @@
-"""Profiles: a persona resolved for one context, immutable, that renders prompts.
+"""Profiles: a persona resolved for one context, immutable, that renders prompts, messages and requests.
 
 A profile never reads the environment: every value was resolved when it was created, so
-rendering is pure and the same profile renders the same prompt from any thread.
+rendering is pure and the same profile renders the same prompt from any thread. Beyond prompt
+text, `format_messages` arranges the prompts as chat messages (`messages.py`), `to_request`
+builds a whole request body for one API (`requests.py`) and `parse_reply` reads a reply by the
+persona's output schema (`output_schema.py`); those modules do the work, this one renders.
 """
 
 from __future__ import annotations
@@ -12,15 +15,29 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .context import Resolved
-from .errors import ProfilesError, RenderError, ResourceError, SecretError, TemplateNotFoundError
+from .context import Context, Resolved
+from .errors import (
+    InputError,
+    ProfilesError,
+    RenderError,
+    RequestError,
+    ResourceError,
+    SecretError,
+    TemplateNotFoundError,
+)
 from .fields import TemplateSource
+from .inputs import InputSpec
+from .messages import DEFAULT_LAYOUT, STYLES, MessageSlot, assemble, to_style
+from .output_schema import OutputSchema, parse_reply
 from .provenance import ExplainRow, explain_profile
 from .react import KEYWORDS
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
+from .requests import build_request, check_api
 from .resources import check_resources
 from .secrets import redact
+from .settings import SETTING_NAMES, SettingError, check_setting
+from .template_inputs import known_variables
 from .tools import Tool, ToolSpecError, parse_tools
 
 if TYPE_CHECKING:
@@ -28,7 +45,10 @@ if TYPE_CHECKING:
 
     from .config import PersonaModel
 
-__all__ = ["DefaultProfile", "Profile", "build_profile"]
+__all__ = ["FROM_CONFIG", "DefaultProfile", "Profile", "build_profile"]
+
+#: `build_profile(output_schema=FROM_CONFIG)`: take the persona's schema, fetching it from the store if named there.
+FROM_CONFIG: Any = object()
 
 
 class Profile(ABC):
@@ -77,6 +97,9 @@ _SHARED_INPUTS: Mapping[str, Any] = MappingProxyType({"react": KEYWORDS})
 #: Each kind's documented inputs merged with the shared ones, built once.
 _DEFAULTS: dict[str, Mapping[str, Any]] = {}
 
+#: Variables some kind documents (`most_recent_memories`, `now_time`, …): strict messages never refuse them.
+_MESSAGE_INPUTS = frozenset(name for inputs in PROMPT_INPUTS.values() for name in inputs)
+
 
 def _defaults(kind: str) -> Mapping[str, Any]:
     merged = _DEFAULTS.get(kind)
@@ -121,6 +144,20 @@ class DefaultProfile(Profile):
     allow_secrets: frozenset[str] = frozenset()
     #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: What the profile was made for: its deployment, language and model (None where secret).
+    context: Context = field(default_factory=Context, repr=False)
+    #: The persona's declared inputs (`inputs:`), by template variable.
+    inputs: Mapping[str, InputSpec] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The persona's model settings, each with its value and source.
+    settings: Mapping[str, Resolved] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: Request body keys passed through untouched (`model_settings.extra`).
+    settings_extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The JSON Schema replies follow, if the persona has one.
+    output_schema: OutputSchema | None = field(default=None, repr=False)
+    #: Which prompt kinds become which chat messages (`messages:`), and where the history goes.
+    layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
+    #: The role each prompt kind is sent as where the layout names none (`roles:`).
+    roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
@@ -172,6 +209,15 @@ class DefaultProfile(Profile):
 
     def get_write_memory_template(self) -> str:
         return self.template_for("write_memory").source
+
+    def get_deployment(self) -> str | None:
+        """The deployment this profile was made for (`create_profile(deployment=…)`), if any."""
+        return self.context.deployment
+
+    @property
+    def model_settings(self) -> dict[str, Any]:
+        """The persona's model settings by name, e.g. `{"temperature": 0.2}`; see `settings` for sources."""
+        return {name: item.value for name, item in self.settings.items()}
 
     @property
     def provenance(self) -> dict[str, str]:
@@ -300,8 +346,246 @@ class DefaultProfile(Profile):
         return self._render(kind, *self._prepare(kind, given, variables), strict)
 
     def partial(self, **variables: Any) -> DefaultProfile:
-        """A new profile with `variables` bound for every later render; this one is unchanged."""
+        """A new profile with `variables` bound for every later render; this one is unchanged.
+
+        Raises:
+            InputError: a value does not fit its declared input.
+        """
+        if self.inputs:
+            self._check_inputs(variables)
         return replace(self, bound=MappingProxyType({**self.bound, **variables}), plans={})
+
+    # messages, requests and replies ------------------------------------------------------------
+    def format_messages(
+        self,
+        question: str | None = None,
+        *,
+        history: Sequence[Mapping[str, Any]] | None = None,
+        resources: Sequence[Mapping[str, Any]] | None = None,
+        is_retry_chat: bool = False,
+        style: str = "openai",
+        strict: bool = False,
+        **variables: Any,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """The prompts as chat messages, by the persona's `messages:` layout, with `history` in its slot.
+
+        By default: the system prompt, then `history` (OpenAI Chat turns, checked: roles, content,
+        tool calls answered), then the user prompt; a prompt that renders empty leaves no message.
+        `style="anthropic"` returns `{"system": …, "messages": […]}` in Anthropic's shape. Each
+        prompt gets the variables its kind documents (`most_recent_memories`, `now_time`, …) and
+        yours; `resources` go to the system prompt. With `strict`, a variable no prompt of the
+        layout uses is an error.
+
+        Raises:
+            HistoryError: `history` is malformed, or does not fit Anthropic's rules.
+            RenderError: a prompt fails to render (see `format_system_prompt`).
+            SecretError: a secret would reach a message.
+        """
+        if style not in STYLES:
+            raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+        api = "anthropic" if style == "anthropic" else "openai-chat"
+        messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
+        return to_style(messages, style)
+
+    def format_write_memory_messages(
+        self,
+        question: str | None = None,
+        thought: str | None = None,
+        action: str | None = None,
+        observation: str | None = None,
+        *,
+        style: str = "openai",
+        strict: bool = False,
+        **variables: Any,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """The write-memory prompt as messages: one message, sent as `roles: {write_memory: …}` or user.
+
+        Raises:
+            RenderError: the prompt fails to render.
+        """
+        if style not in STYLES:
+            raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+        text = self.format_write_memory_prompt(question, thought, action, observation, strict=strict, **variables)
+        messages = [{"role": self.roles.get("write_memory", "user"), "content": text}] if text.strip() else []
+        return to_style(messages, style)
+
+    def to_request(
+        self,
+        question: str | None = None,
+        *,
+        api: str = "openai-chat",
+        history: Sequence[Mapping[str, Any]] | None = None,
+        resources: Sequence[Mapping[str, Any]] | None = None,
+        is_retry_chat: bool = False,
+        model: str | None = None,
+        tools: Sequence[Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        unsupported: str = "drop",
+        strict: bool = False,
+        **variables: Any,
+    ) -> dict[str, Any]:
+        """A complete request body for `api`: `openai-chat`, `openai-responses` or `anthropic`.
+
+        The messages are `format_messages`'s (history checked by that API's rules); the tools are
+        the persona's in the API's schema (`tools=` replaces them); the output schema is the API's
+        response format; the model settings are those the API takes, under its names, the others
+        left out (`unsupported="error"` refuses them instead). `model=` and `settings=` replace the
+        persona's for this call. The body is plain data for any client; it never holds an API key.
+
+        Raises:
+            RequestError: no model is known, or the API refuses a tool's name or a setting.
+            HistoryError: `history` is malformed for this API.
+            SecretError: a secret would reach the body.
+        """
+        api = check_api(api)
+        messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
+        chosen = model if model is not None else self._model_for_request()
+        if not chosen or not isinstance(chosen, str):
+            raise RequestError(
+                f"{self._label()} names no model; set 'model:' in the persona, or pass model=… "
+                "(--model on the command line)"
+            )
+        body = build_request(
+            api,
+            messages,
+            model=chosen,
+            tools=self.tools if tools is None else _checked_tools(tools),
+            output=self.output_schema,
+            settings=self._request_settings(settings),
+            extra=self.settings_extra,
+            unsupported=unsupported,
+        )
+        self._guard_secrets(body)
+        return body
+
+    def parse_reply(self, text: str) -> Any:
+        """The JSON value a model's reply holds, checked against the persona's `output_schema`.
+
+        Broken JSON is repaired first (code fences, prose around it, trailing commas). Without an
+        output schema, any JSON value is returned.
+
+        Raises:
+            SchemaReplyError: no JSON, or JSON the schema refuses; the message can be sent back
+                to the model as a correction.
+        """
+        return parse_reply(text, self.output_schema)
+
+    def _messages(
+        self,
+        question: str | None,
+        history: Sequence[Mapping[str, Any]] | None,
+        resources: Sequence[Mapping[str, Any]] | None,
+        is_retry_chat: bool,
+        strict: bool,
+        variables: Mapping[str, Any],
+        api: str,
+    ) -> list[dict[str, Any]]:
+        """The Chat-shaped message list, history checked for `api`."""
+        if strict and variables:
+            self._check_strict_layout(variables)
+        common = {"question": question, "is_retry_chat": is_retry_chat}
+
+        def render(kind: str) -> str:
+            documented = PROMPT_INPUTS.get(kind, _EMPTY)
+            inputs = {name: value for name, value in {**common, **variables}.items() if name in documented}
+            caller = {name: value for name, value in variables.items() if name not in documented}
+            for name, value in common.items():
+                if name not in documented and name not in caller:
+                    caller[name] = value
+            if kind == "system":
+                inputs["resources"] = resources
+            else:
+                caller.pop("resources", None)
+            return self._render(kind, *self._prepare(kind, inputs, caller), False)
+
+        messages = assemble(self.layout, self.roles, render, history, api=api)
+        if history:
+            self._guard_secrets(messages)
+        return messages
+
+    def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
+        used: set[str] = set()
+        kinds = [slot.kind for slot in self.layout if slot.kind]
+        for kind in kinds:
+            plan = self.plans.get(kind)
+            if plan is None:
+                plan = self.plans[kind] = self._plan(kind)
+            used |= plan.used
+        extra = sorted(name for name in variables if name not in used and name not in _MESSAGE_INPUTS)
+        if extra:
+            raise RenderError(
+                f"strict mode: no prompt of the messages ({', '.join(kinds)}) uses variable(s) {', '.join(extra)}; "
+                "remove them or render without strict"
+            )
+
+    def _model_for_request(self) -> Any:
+        item = self.resolved.get("model")
+        if item is not None and item.secret and item.value is not None and "model" not in self.allow_secrets:
+            raise SecretError(
+                f"field 'model' holds a secret (source {item.source}) and would go into the request body; list it "
+                "under 'allow_secrets: [model]' if it may be sent, or pass model=…"
+            )
+        return self.values.get("model")
+
+    def _request_settings(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The settings a request is sent with: the persona's, then `given`, each checked."""
+        values: dict[str, Any] = {}
+        for name, item in self.settings.items():
+            key = f"model_settings.{name}"
+            if item.secret and item.value is not None and key not in self.allow_secrets:
+                raise SecretError(
+                    f"{key} holds a secret (source {item.source}) and would go into the request body; list "
+                    f"'{key}' under allow_secrets if it may be sent, or read it from a key that is not a credential"
+                )
+            values[name] = item.value
+        for name, value in (given or {}).items():
+            try:
+                values[name] = None if value is None else check_setting(name, value)
+            except KeyError:
+                raise RequestError(
+                    f"settings: {name!r} is not a model setting; the settings are {', '.join(SETTING_NAMES)}"
+                ) from None
+            except SettingError as exc:
+                raise RequestError(f"settings: {exc}") from None
+        return values
+
+    def _guard_secrets(self, data: Any) -> None:
+        """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
+        hidden = [
+            (name, item)
+            for name, item in self.resolved.items()
+            if item.secret and item.value is not None and name not in self.allow_secrets
+        ]
+        hidden += [
+            (f"model_settings.{name}", item)
+            for name, item in self.settings.items()
+            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
+        ]
+        if not hidden:
+            return
+        texts = list(_strings(data))
+        for name, item in hidden:
+            values = item.value if isinstance(item.value, (list, tuple)) else (item.value,)
+            for value in values:
+                needle = str(value)
+                if len(needle) >= 3 and any(needle in text for text in texts):
+                    raise SecretError(
+                        f"the value of {name!r} (a secret, source {item.source}) appears in the messages or request; "
+                        f"remove it from the history and variables, or list {name} under allow_secrets"
+                    )
+
+    def _check_inputs(self, values: Mapping[str, Any]) -> None:
+        """Refuse a value that does not fit its declared input, naming the input and what it takes."""
+        for name, value in values.items():
+            spec = self.inputs.get(name)
+            if spec is None or value is None:
+                continue
+            problem = spec.problem(value)
+            if problem:
+                what = f" ({spec.description})" if spec.description else ""
+                raise InputError(
+                    f"input {name!r}{what} of {self._label()}: {problem}; pass {spec.expected}", input=name
+                )
 
     def _prepare(
         self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]
@@ -372,6 +656,9 @@ class DefaultProfile(Profile):
             plan = self.plans[kind] = self._plan(kind)
         compiled = plan.compiled
         declared = compiled.declared
+        if self.inputs:
+            self._check_inputs(caller)
+            self._check_inputs(inputs)
         if strict and caller:
             extra = sorted(name for name in caller if name not in plan.used)
             if extra:
@@ -389,6 +676,8 @@ class DefaultProfile(Profile):
         if plan.unresolved:
             for name in plan.unresolved:
                 if name not in variables:
+                    if name in self.inputs:
+                        raise self._missing_input(name, compiled)
                     raise self._missing(name, compiled, kind)
         if plan.secret:
             for name in plan.secret:
@@ -409,7 +698,7 @@ class DefaultProfile(Profile):
     def _plan(self, kind: str) -> _Plan:
         """What every render of `kind` shares: the template and the values that do not vary per call."""
         compiled = self.template_for(kind)
-        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        defaults = self._kind_defaults(kind)
         shared: dict[str, Any] = {}
         secret = []
         unresolved = []
@@ -424,9 +713,13 @@ class DefaultProfile(Profile):
                     shared[name] = self.values[name]
             elif name in defaults:
                 shared[name] = defaults[name]
+            elif name in self.inputs and not self.inputs[name].needs_value:
+                shared[name] = None  # an optional input not given reads as nothing
             else:
                 unresolved.append(name)
         unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
+        if self.inputs:
+            self._check_declared(kind, compiled)
         fields = tuple(
             (name, templates) for name, templates in self.field_templates.items() if name in compiled.declared
         )
@@ -435,9 +728,42 @@ class DefaultProfile(Profile):
             used |= template.declared
         return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
 
+    def _kind_defaults(self, kind: str) -> dict[str, Any]:
+        """What a kind's templates read when nothing else gives it: documented inputs, tools, out_schema."""
+        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        if self.output_schema is not None:
+            defaults["out_schema"] = self.output_schema.text
+        return defaults
+
+    def _check_declared(self, kind: str, compiled: CompiledTemplate) -> None:
+        """With `inputs:` declared, refuse a template (one from the store, say) reading an undeclared variable."""
+        known = known_variables(kind, self.bound, self.inputs)
+        templates = [compiled, *self._field_template_list()]
+        for template in templates:
+            undeclared = sorted(template.declared - known - set(self.values))
+            if undeclared:
+                name = undeclared[0]
+                line = template.line_of(name)
+                where = template.label + (f" line {line}" if line else "")
+                raise RenderError(
+                    f"{where} reads {name!r}, which {self._label()} does not declare under 'inputs:'; declare it "
+                    f"(inputs: {{{name}: string}}) or give it a default under 'variables:'"
+                )
+
+    def _missing_input(self, name: str, template: CompiledTemplate) -> InputError:
+        spec = self.inputs[name]
+        line = template.line_of(name)
+        where = template.label + (f" line {line}" if line else "")
+        what = f" ({spec.description})" if spec.description else ""
+        return InputError(
+            f"input {name!r}{what} is required by {where}, expecting {spec.expected}; pass it ({name}=… in Python, "
+            f"--var {name}=… on the command line), or give it a default under 'inputs:'",
+            input=name,
+        )
+
     def _lookup(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]) -> Any:
         """Find a field template's variable the way the prompt's own variables are found."""
-        defaults = _defaults(kind)
+        defaults = self._kind_defaults(kind)
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
@@ -453,6 +779,10 @@ class DefaultProfile(Profile):
                 return self.values[name]
             if name in defaults:
                 return defaults[name]
+            if name in self.inputs:
+                if not self.inputs[name].needs_value:
+                    return None
+                raise self._missing_input(name, template)
             raise self._missing(name, template, kind)
 
         return lookup
@@ -501,6 +831,9 @@ def build_profile(
     template_roots: Sequence[Path] = (),
     literal: Collection[str] = (),
     templates: Mapping[str, TemplateSource] | None = None,
+    settings: Mapping[str, Resolved] | None = None,
+    output_schema: Any = FROM_CONFIG,
+    deployment: str | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
@@ -509,6 +842,9 @@ def build_profile(
     data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
     can reach a prompt or a message. Fields named in `literal` are data too (a dataset's cells,
     say): braces in them are printed as they are and never run.
+
+    `settings` are the resolved model settings and `output_schema` the fetched schema; left out,
+    they are resolved here for the profile's language, model and `deployment`.
     """
     renderer = get_renderer(template_roots)
     values = {name: item.value for name, item in resolved.items()}
@@ -523,12 +859,27 @@ def build_profile(
                 _compile_field(renderer, f"{name}[{index}]", item) if has_template_syntax(item) else item
                 for index, item in enumerate(value)
             )
+    context = Context(
+        language=None if _secret(resolved, "language") else values.get("language"),
+        model=None if _secret(resolved, "model") else values.get("model"),
+        deployment=deployment,
+    )
+    if settings is None or output_schema is FROM_CONFIG:
+        from .resolve import fetch_output_schema, resolve_settings
+
+        asked = Context(language=values.get("language"), model=values.get("model"), deployment=deployment)
+        if settings is None:
+            settings = resolve_settings(config, asked) if config.model_settings else {}
+        if output_schema is FROM_CONFIG:
+            output_schema = fetch_output_schema(config, asked, lines=config)
+    inputs = dict(config.inputs)
+    defaults = {name: spec.default for name, spec in inputs.items() if spec.has_default}
     return DefaultProfile(
         profile_id=profile_id,
         resolved=MappingProxyType(dict(resolved)),
         values=MappingProxyType(values),
         templates=MappingProxyType(dict(config.templates if templates is None else templates)),
-        bound=MappingProxyType(dict(config.variables)),
+        bound=MappingProxyType({**defaults, **config.variables}),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
         family=renderer.family_for(values.get("model")),
@@ -536,7 +887,32 @@ def build_profile(
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
         metadata=MappingProxyType(config.metadata),
+        context=context,
+        inputs=MappingProxyType(inputs),
+        settings=MappingProxyType(dict(settings)),
+        settings_extra=MappingProxyType(dict(config.model_settings.extra)),
+        output_schema=output_schema if isinstance(output_schema, OutputSchema) else None,
+        layout=config.messages or DEFAULT_LAYOUT,
+        roles=MappingProxyType(dict(config.roles)),
     )
+
+
+def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
+    item = resolved.get(name)
+    return item is not None and item.secret
+
+
+def _strings(data: Any) -> Any:
+    """Every text inside `data`, keys included, however deep."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, Mapping):
+        for key, value in data.items():
+            yield from _strings(key)
+            yield from _strings(value)
+    elif isinstance(data, (list, tuple)):
+        for item in data:
+            yield from _strings(item)
 
 
 def _has_text(value: Any) -> bool:

@@ -7,7 +7,8 @@ keeps DB-GPT's name and signature and delegates to `create_profile` below.
 
 `create_profile` is cheap and deterministic, with no cache between calls for dynamic fields, so a
 changed environment variable shows at the next call. A persona without dynamic fields resolves
-the same way every time; its profile is built once per (language, model, template roots).
+the same way every time; its profile is built once per (language, model, deployment, template
+roots).
 """
 
 from __future__ import annotations
@@ -22,7 +23,15 @@ from .context import Context, Resolved
 from .deployments import for_deployment
 from .errors import FactoryError, ProfilesError
 from .profile import Profile, build_profile
-from .resolve import choose_deployment, env_template_roots, fetch_templates, is_literal, resolve_fields
+from .resolve import (
+    choose_deployment,
+    env_template_roots,
+    fetch_output_schema,
+    fetch_templates,
+    is_literal,
+    resolve_fields,
+    resolve_settings,
+)
 from .secrets import redact
 
 __all__ = ["ProfileConfig", "create_profile"]
@@ -112,7 +121,16 @@ def create_profile(
             return made
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
     templates = fetch_templates(config, chosen, lines=persona)
-    return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
+    return build_profile(
+        config,
+        profile_id,
+        resolved,
+        template_roots=roots,
+        templates=templates,
+        settings=resolve_settings(config, chosen),
+        output_schema=fetch_output_schema(config, chosen, lines=persona),
+        deployment=deployment,
+    )
 
 
 def _literal_profile(
@@ -126,13 +144,22 @@ def _literal_profile(
     """A persona without dynamic fields resolves the same way every time: build it once per context."""
     private = config.__pydantic_private__
     built: dict[Any, Any] = private["_memo"].setdefault("built", {})
-    key = (language, model, roots)
+    key = (language, model, deployment, roots)
     profile = built.get(key)
     if profile is None:
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
-        profile = built[key] = build_profile(config, None, resolve_fields(config, context), template_roots=roots)
+        resolved = resolve_fields(config, context)
+        profile = built[key] = build_profile(
+            config,
+            None,
+            resolved,
+            template_roots=roots,
+            settings=resolve_settings(config, context),
+            output_schema=config.output_schema,
+            deployment=deployment,
+        )
     return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 

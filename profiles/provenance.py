@@ -2,7 +2,8 @@
 
 The answer to "why is the summarizer called Plato in prod?": a row per field naming the YAML
 file and line, the deployment overlay, the env key and the file (or the process) that gave it, or
-the default. Secrets show as `***`.
+the default. Model settings get a row each (`model_settings.temperature`), and the output schema
+one naming where it came from. Secrets show as `***`.
 """
 
 from __future__ import annotations
@@ -50,7 +51,13 @@ def explain_profile(profile: Explainable) -> list[ExplainRow]:
         item = resolved[name]
         value = MASK if item.secret and item.value is not None else item.value
         rows.append(ExplainRow(name, value, item.source, item.secret))
+    for name, item in getattr(profile, "settings", {}).items():
+        value = MASK if item.secret and item.value is not None else item.value
+        rows.append(ExplainRow(f"model_settings.{name}", value, item.source, item.secret))
     for kind, template in profile.templates.items():
         if getattr(template, "store_key", None):  # the version and label the store gave
             rows.append(ExplainRow(f"templates.{kind}", template.source, template.origin))
+    output = getattr(profile, "output_schema", None)
+    if output is not None:
+        rows.append(ExplainRow("output_schema", output.name, output.origin))
     return rows

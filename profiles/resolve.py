@@ -3,9 +3,11 @@
 Precedence, first wins, for every field: the caller's overrides > the field's provider (for
 dynamic fields) > the field's default; the context's language and model win over the persona's.
 Literal fields keep the file and line they were written on (`yaml:a.yaml:4`, `overlay prod:
-a.yaml:9`). Templates named `{store: key}` are fetched here too, for the resolved language and
-model. Nothing is cached across calls except what never changes for a config: which of its
-fields are literal, and their sources.
+a.yaml:9`). Model settings resolve the same way, each with its own source
+(`model_settings.temperature`), a provider's text read by the setting's type. Templates and
+output schemas named `{store: key}` are fetched here too, for the resolved language and model.
+Nothing is cached across calls except what never changes for a config: which of its fields are
+literal, and their sources.
 """
 
 from __future__ import annotations
@@ -22,18 +24,23 @@ from .context import Context, Resolved
 from .dynconfig import ConfigInfo
 from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TemplateSource
+from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
 from .providers.env import check_deployment
+from .secrets import redact
+from .settings import SettingError, setting_from_text
 
 __all__ = [
     "DEPLOYMENT_ENV",
     "TEMPLATE_PATH_ENV",
     "choose_deployment",
     "env_template_roots",
+    "fetch_output_schema",
     "fetch_templates",
     "is_literal",
     "literal_fields",
     "resolve_fields",
+    "resolve_settings",
 ]
 
 #: The deployment used when none is given.
@@ -86,6 +93,8 @@ def is_literal(config: PersonaModel) -> bool:
             config.factory is None
             and not literal_fields(config)[1]
             and not any(item.store_key for item in config.templates.values())
+            and not any(isinstance(value, ConfigInfo) for value in config.model_settings.settings().values())
+            and not (config.output_schema is not None and config.output_schema.store_key)
         )
     return literal  # type: ignore[no-any-return]
 
@@ -205,6 +214,85 @@ def fetch_templates(
             )
         fetched[kind] = TemplateSource(found.value, found.source, store_key=item.store_key)
     return fetched
+
+
+def resolve_settings(config: PersonaModel, context: Context | None = None) -> dict[str, Resolved]:
+    """Each model setting the persona sets, with its value and source, for `context`.
+
+    A dynamic setting asks its provider, whose text (`"0.2"`) is read by the setting's type; the
+    default is used when the provider has nothing. Literal settings keep their file and line.
+
+    Raises:
+        ResolutionError: a provider failed, or gave a value the setting does not take.
+    """
+    context = context or Context()
+    private = config.__pydantic_private__ or {}
+    lines = private.get("_lines") or {}
+    overlaid = private.get("_overlay_sources") or {}
+    source_file = private.get("_source_file")
+    fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+    resolved: dict[str, Resolved] = {}
+    for name, value in config.model_settings.settings().items():
+        key = f"model_settings.{name}"
+        if not isinstance(value, ConfigInfo):
+            where = lines.get(("model_settings", name))
+            written = f"yaml:{where[0]}:{where[1]}" if where else fallback
+            resolved[name] = Resolved(value, overlaid.get(key) or written)
+            continue
+        item = value.resolve(context)
+        if item.value is None:
+            resolved[name] = item
+            continue
+        try:
+            typed = setting_from_text(name, item.value)
+        except SettingError as exc:
+            reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+            raise ResolutionError(
+                f"{key} from {item.source}: {reason}; fix the value there, or the field's default"
+            ) from None
+        resolved[name] = Resolved(typed, item.source, item.secret)
+    return resolved
+
+
+def fetch_output_schema(config: PersonaModel, context: Context, *, lines: PersonaModel) -> OutputSchema | None:
+    """The persona's output schema, with `{store: key}` replaced by the schema the store holds now.
+
+    The persona's own schema when it names none in the store. The store's text is JSON or YAML,
+    checked like a schema written in the file.
+
+    Raises:
+        ResolutionError: the store has no such prompt, cannot be read, or holds no valid schema.
+    """
+    output = config.output_schema
+    if output is None or not output.store_key:
+        return output
+    where = lines.line_of("output_schema")
+    place = f"{where[0]}:{where[1]}: " if where else ""
+    provider = get_provider("store")
+    try:
+        found = provider.find(output.store_key, context)
+    except ResolutionError as exc:
+        raise ResolutionError(f"{place}output_schema: {exc}") from exc
+    except Exception as exc:  # a user's provider failed: say which, keep the cause
+        raise ResolutionError(
+            f"{place}output_schema: the store provider failed to look up {output.store_key!r}: "
+            f"{type(exc).__name__}; check that provider's configuration"
+        ) from exc
+    if found is None or not isinstance(found.value, str) or not found.value.strip():
+        why = f" ({found.source})" if found is not None else ""
+        raise ResolutionError(
+            f"{place}output_schema: the prompt store has no prompt {output.store_key!r} for "
+            f"language={context.language or '-'}, model={context.model or '-'}, "
+            f"deployment={context.deployment or '-'}{why}; add it with "
+            f"`profiles store put {output.store_key} --file schema.json --label production`"
+        )
+    try:
+        data = read_schema_text(found.value, found.source)
+        return build_output_schema(data, origin=found.source, **output.asked)
+    except OutputSchemaSpecError as exc:
+        raise ResolutionError(
+            f"{place}output_schema: {found.source} is not a usable JSON Schema: {'; '.join(exc.problems[:10])}"
+        ) from None
 
 
 def _shape(field: str, value: Any) -> Any:

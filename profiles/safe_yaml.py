@@ -55,10 +55,12 @@ def _plain_keys(node: yaml.MappingNode) -> bool:
 class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe loading that records duplicate keys instead of silently keeping the last one."""
 
-    def __init__(self, stream: str, nested: tuple[str, ...] = ()) -> None:
+    def __init__(self, stream: str, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()) -> None:
         super().__init__(stream)
         #: Top-level keys whose mappings of mappings get their keys' lines recorded too.
         self.nested = nested
+        #: Keys (top-level, and inside each nested entry) whose mappings get their keys' lines recorded.
+        self.mapped = mapped
         self.issues: list[ConfigIssue] = []
         #: Per document, the line each field (and each overlay's field) is written on.
         self.field_lines: list[dict[tuple[str, ...], int]] = []
@@ -68,7 +70,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         _measure(node)
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
-        self.field_lines.append(_field_lines(node, self.nested))
+        self.field_lines.append(_field_lines(node, self.nested, self.mapped))
         try:
             return self._build(node, {})
         finally:
@@ -226,32 +228,43 @@ def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
                 yield key_node.value, key_node, value_node
 
 
-def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ...], int]:
-    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates."""
+def _field_lines(root: yaml.Node, nested: tuple[str, ...], mapped: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates.
+
+    Keys of a `mapped` field's mapping are recorded too, at the top level (`model_settings.seed`)
+    and inside each nested entry (`deployments.prod.model_settings.seed`).
+    """
     lines: dict[tuple[str, ...], int] = {}
     for key, key_node, value_node in _keys(root):
         lines.setdefault((key,), key_node.start_mark.line + 1)
+        if key in mapped:
+            for name, name_node, _ in _keys(value_node):
+                lines.setdefault((key, name), name_node.start_mark.line + 1)
         if key in nested:
             for deployment, deployment_node, overlay_node in _keys(value_node):
                 lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)
-                for field, field_node, _ in _keys(overlay_node):
+                for field, field_node, inner in _keys(overlay_node):
                     lines.setdefault((key, deployment, field), field_node.start_mark.line + 1)
+                    if field in mapped:
+                        for name, name_node, _ in _keys(inner):
+                            lines.setdefault((key, deployment, field, name), name_node.start_mark.line + 1)
     return lines
 
 
 def read_documents(
-    text: str, file: str, *, nested: tuple[str, ...] = ()
+    text: str, file: str, *, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()
 ) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
     """Every document of `text`, the duplicate-key problems found, and per document each key's line.
 
     `nested` names top-level keys whose entries' own keys get their lines recorded too (a persona's
-    `deployments`). Problems that stop parsing raise; duplicate keys are returned, so a caller can
-    report them with every other problem of the file.
+    `deployments`); `mapped` names fields whose own keys get theirs (`model_settings`), at the top
+    and inside nested entries. Problems that stop parsing raise; duplicate keys are returned, so a
+    caller can report them with every other problem of the file.
 
     Raises:
         ConfigError: the text is not YAML, nests too deep or expands to too many values.
     """
-    loader = _CheckedLoader(text, nested)
+    loader = _CheckedLoader(text, nested, mapped)
     try:
         documents = []
         while loader.check_data():

@@ -10,7 +10,8 @@ from typing import Any
 import click
 
 from ..errors import ConfigError
-from .options import parse_vars, showing_warnings, store_option, using_store
+from ..history import APIS
+from .options import parse_vars, read_history, showing_warnings, store_option, typed_vars, using_store
 
 __all__ = ["check", "explain", "render", "schema", "validate"]
 
@@ -37,6 +38,31 @@ KINDS = ("system", "user", "write_memory")
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
+@click.option(
+    "--messages",
+    "as_messages",
+    is_flag=True,
+    help="Print the chat messages as JSON: the prompts in the persona's message layout, with --history in its slot.",
+)
+@click.option(
+    "--style",
+    type=click.Choice(["openai", "anthropic"]),
+    default="openai",
+    show_default=True,
+    help="With --messages: OpenAI's message list, or Anthropic's {system, messages}.",
+)
+@click.option(
+    "--request",
+    "request_api",
+    type=click.Choice(APIS),
+    help="Print the whole request body for this API as JSON: messages, tools, output schema and model settings.",
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A JSON file holding a list of chat turns ({role, content}, OpenAI Chat shape), for --messages and --request.",
+)
 @store_option
 def render(
     path: Path,
@@ -48,20 +74,44 @@ def render(
     kind: str,
     strict: bool,
     as_json: bool,
+    as_messages: bool,
+    style: str,
+    request_api: str | None,
+    history_file: Path | None,
     store_url: str | None,
 ) -> None:
-    """Render the prompts of the persona in PATH.
+    """Render the prompts of the persona in PATH, as text, chat messages or a request body.
+
+    A --var value is read by the type its input declares (--var max_steps=8 is the integer 8
+    when 'inputs:' says integer; arrays and mappings are JSON).
 
     \b
     Examples:
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
       profiles render profile_configs/summarizer.yaml --deployment prod --kind system
+      profiles render profile_configs/triage.yaml --messages --var ticket="My invoice is wrong"
+      profiles render profile_configs/triage.yaml --request anthropic --var ticket="Site down" --var max_labels=2
     """
     from ..loader import load_profile
 
     given = parse_vars(variables)
+    if as_messages and request_api:
+        raise click.UsageError("give --messages or --request, not both")
+    if (as_messages or request_api) and kind != "all":
+        raise click.UsageError("--kind renders one prompt; --messages and --request render the persona's layout")
+    if history_file is not None and not (as_messages or request_api):
+        raise click.UsageError("--history goes with --messages or --request")
+    history = read_history(history_file) if history_file is not None else None
     with showing_warnings(), using_store(store_url):  # e.g. an unknown model, shown once
         profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+    given = typed_vars(getattr(profile, "inputs", {}), given)
+    if as_messages or request_api:
+        if request_api:
+            out = profile.to_request(question, api=request_api, history=history, strict=strict, **given)
+        else:
+            out = profile.format_messages(question, history=history, style=style, strict=strict, **given)
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
     known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
     if kind != "all" and kind not in known:
         raise click.BadParameter(
@@ -96,13 +146,14 @@ def validate(paths: tuple[Path, ...]) -> None:
 
     problems = []
     checked = 0
-    for file in iter_persona_files(list(paths)):
-        try:
-            load_profiles(file)
-            checked += 1
-            click.echo(f"ok {file}")
-        except ConfigError as error:
-            problems.extend(error.issues)
+    with showing_warnings():  # e.g. an input no template reads
+        for file in iter_persona_files(list(paths)):
+            try:
+                load_profiles(file)
+                checked += 1
+                click.echo(f"ok {file}")
+            except ConfigError as error:
+                problems.extend(error.issues)
     if problems:
         raise ConfigError(problems)
     if not checked:
@@ -120,7 +171,8 @@ def check(paths: tuple[Path, ...]) -> None:
     """
     from ..check import check_paths
 
-    report = check_paths(paths)
+    with showing_warnings():  # e.g. an input no template reads
+        report = check_paths(paths)
     for file in report.checked:
         click.echo(f"ok {file}")
     if not report.ok:
