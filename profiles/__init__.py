@@ -19,7 +19,8 @@ Layers, top to bottom. A module imports only from its own layer or below, and no
 each other in a circle, not even inside functions (tests/test_architecture.py checks both):
 
 ```
- 7  cli/                                   every click command; the only code that draws on a terminal
+ 8  cli/                                   every click command; the only code that draws on a terminal
+ 7  interop/                               other tools' files read into personas and written from them
  6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
     report factories/                      diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
@@ -44,13 +45,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AdapterError,
     BatchError,
     ConfigError,
     ConfigIssue,
     DatasetRowError,
+    ExportError,
     FactoryError,
     HistoryError,
     InputError,
+    InteropError,
     ProfilesError,
     PromptNotFoundError,
     ReactParseError,
@@ -119,6 +123,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AdapterError",
     "BatchError",
     "CheckReport",
     "CompositeProfileFactory",
@@ -136,11 +141,13 @@ __all__ = [
     "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
+    "ExportError",
     "FactoryError",
     "FieldMapping",
     "HistoryError",
     "InputError",
     "InputSpec",
+    "InteropError",
     "LLMProfileFactory",
     "MessageSlot",
     "OutputSchema",

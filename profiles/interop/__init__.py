@@ -31,21 +31,9 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from ._draft import ImportedPersona, ImportResult, Note
+from .formats import EXPORT_FORMATS, IMPORT_FORMATS
 
 __all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "ImportResult", "ImportedPersona", "Note", "export", "load"]
-
-#: The formats `load` reads, and the module that reads each.
-IMPORT_FORMATS: dict[str, str] = {
-    "crewai": "crewai",
-    "prompty": "prompty",
-    "semantic-kernel": "semantic_kernel",
-    "adk": "adk",
-    "agentspec": "agentspec",
-}
-
-#: The formats `export` writes.
-EXPORT_FORMATS: tuple[str, ...] = ("crewai", "prompty", "agentspec", "adk")
-
 
 def _module(name: str) -> Any:
     return import_module(f".{name}", __name__)

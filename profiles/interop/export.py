@@ -437,7 +437,7 @@ def write(
     """Like `export_files`, with the notes on what was written in, converted or left out."""
     from importlib import import_module
 
-    from . import EXPORT_FORMATS, IMPORT_FORMATS
+    from .formats import EXPORT_FORMATS, IMPORT_FORMATS
 
     if format not in EXPORT_FORMATS:
         raise ExportError(f"unknown export format {format!r}; the formats are {', '.join(EXPORT_FORMATS)}")
