@@ -280,7 +280,11 @@ class Draft:
         """The persona as a mapping, fields in the usual order, metadata last."""
         fields = dict(self.fields)
         if self.inputs:
-            fields["inputs"] = self.inputs
+            # required is the default: written only where an input is optional
+            fields["inputs"] = {
+                name: {key: value for key, value in spec.items() if not (key == "required" and value is True)}
+                for name, spec in self.inputs.items()
+            }
         if self.samples:
             fields["samples"] = self.samples
         metadata = dict(fields.pop("metadata", {}) or {})

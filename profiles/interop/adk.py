@@ -25,7 +25,7 @@ from ._draft import Draft, ImportResult, Note, slug, title_words
 from ._files import Source, confined, parse_yaml, read_source
 from .placeholders import Var, adk_state, to_jinja, variables
 
-__all__ = ["CONFIG_SETTINGS", "LLM_CLASSES", "read"]
+__all__ = ["CONFIG_SETTINGS", "LLM_CLASSES", "read", "write"]
 
 #: `generate_content_config` keys and the persona's model setting each is.
 CONFIG_SETTINGS = {
@@ -160,8 +160,6 @@ def _agent(source: Source) -> Draft:
         if source_name in optional:
             spec["required"] = False
         draft.inputs[mapping[source_name]] = spec
-    if optional:
-        draft.extra["optional"] = sorted(optional)
     templates: dict[str, Any] = {}
     slots: list[dict[str, Any]] = []
     if "static_instruction" in texts:
@@ -194,18 +192,115 @@ def _agent(source: Source) -> Draft:
         else:
             draft.keep(key, value, line)
     if data.get("sub_agents"):
-        draft.keep("sub_agents", [_sub_name(item) for item in data["sub_agents"]], source.line("sub_agents"),
-                   why=" (as the names of their config files; each is imported as its own persona)")
+        draft.note("converted", "sub_agents: each one found by config_path is imported as a persona of its own",
+                   source.line("sub_agents"))
     return draft
-
-
-def _sub_name(item: Any) -> Any:
-    if isinstance(item, dict) and isinstance(item.get("config_path"), str):
-        return item["config_path"]
-    return None
 
 
 def _state_description(name: str) -> str:
     if name.startswith("artifact."):
         return f"the text of ADK artifact {name[len('artifact.'):]!r} ({{{name}}})"
     return f"ADK session state {{{name}}}"
+
+
+# export ----------------------------------------------------------------------------------------
+
+#: One agent per config file.
+MANY = False
+
+#: ADK has no default values: a variable's default is written into the instruction.
+INLINE_DEFAULTS = True
+
+#: Agent keys written back from `metadata.adk`: plain settings, no code.
+SAFE_KEYS = ("include_contents", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "output_key")
+
+#: `generate_content_config` keys written back from `metadata.adk`.
+SAFE_CONFIG_KEYS = ("top_k", "safety_settings", "thinking_config", "response_mime_type", "candidate_count")
+
+
+def _adk_text(item: Any, pieces: list[Any], where: str) -> str:
+    from ..errors import ExportError
+
+    out = []
+    for piece in pieces:
+        if isinstance(piece, Var):
+            name = item.source_name(piece.name)
+            spec = item.placeholders.get(piece.name).spec if piece.name in item.placeholders else None
+            optional = spec is not None and not spec.required and not spec.has_default
+            out.append("{" + name + ("?" if optional and not name.endswith("?") else "") + "}")
+            continue
+        if any(isinstance(part, Var) for part in adk_state(piece)):
+            found = next(part for part in adk_state(piece) if isinstance(part, Var))
+            raise ExportError(
+                f"{where} of {item.label} holds the literal text {{{found.name}}}, which ADK would fill from session "
+                "state (ADK has no escape for it); reword it, e.g. without the braces"
+            )
+        out.append(piece)
+    return "".join(out).strip()
+
+
+def write(prepared: list[Any], **options: Any) -> dict[str, str]:
+    """One `root_agent.yaml` (an `LlmAgent` config) for the prepared persona."""
+    import re
+
+    from ..errors import ExportError
+    from ._files import dump_yaml
+
+    (item,) = prepared
+    native = item.native
+    name = item.identifier(slug(str(item.value("name") or "agent")))
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name == "user":
+        name = slug(name)
+    agent: dict[str, Any] = {"agent_class": "LlmAgent", "name": name}
+    model = item.profile.resolved.get("model")
+    if model is not None and model.value:
+        if model.secret:
+            raise ExportError(f"the model of {item.label} is a secret ({model.source}); ADK has no reference syntax")
+        agent["model"] = model.value
+    goal = item.profile.resolved.get("goal")
+    if goal is not None and goal.value and not goal.secret:
+        agent["description"] = _adk_text(item, item.field_pieces("goal", inline_defaults=True), "goal")
+    system = [message for message in item.messages if message.kind and message.role in ("system", "developer")]
+    kinds = [message.kind for message in system]
+    if "instruction" in kinds and kinds[0] == "system" and len(kinds) == 2:
+        static = system[0]
+        if any(isinstance(piece, Var) for piece in static.pieces):
+            raise ExportError(f"the system prompt of {item.label} has placeholders; ADK sends static_instruction as it "
+                              "is, so move them into the instruction prompt")
+        agent["static_instruction"] = _adk_text(item, static.pieces, "the system prompt")
+        agent["instruction"] = _adk_text(item, system[1].pieces, "the instruction prompt")
+    else:
+        agent["instruction"] = "\n\n".join(
+            _adk_text(item, message.pieces, f"the {message.kind} prompt") for message in system
+        )
+    for message in item.messages:
+        if message.kind and message.role not in ("system", "developer") and not (
+                message.kind == "user" and message.pieces == [Var("question")]):
+            item.note("dropped", f"the {message.kind} prompt is not written: an ADK agent has an instruction only, and "
+                      "takes the user's messages as they are")
+    config: dict[str, Any] = {}
+    by_setting = {setting: key for key, setting in CONFIG_SETTINGS.items()}
+    for setting, resolved in item.profile.settings.items():
+        if resolved.secret:
+            raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); ADK has no "
+                              "reference syntax for it")
+        config[by_setting[setting]] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    kept = native.get("generate_content_config") if isinstance(native.get("generate_content_config"), dict) else {}
+    for key in SAFE_CONFIG_KEYS:
+        if key in kept:
+            config[key] = kept[key]
+    if config:
+        agent["generate_content_config"] = config
+    for key in SAFE_KEYS:
+        if key in native:
+            agent[key] = native[key]
+    if item.profile.tools:
+        item.note("dropped", "tools not written: ADK names tools by Python module; add them to the config by hand")
+    if item.profile.output_schema is not None:
+        item.note("dropped", "output_schema not written: ADK names a Python class for it")
+    header = (
+        "# yaml-language-server: $schema=https://raw.githubusercontent.com/google/adk-python/refs/heads/main/"
+        "src/google/adk/agents/config_schemas/AgentConfig.json\n"
+        "# Written by `profiles export --to adk`; {name} placeholders are read from session state.\n"
+    )
+    return {"root_agent.yaml": header + dump_yaml(agent)}

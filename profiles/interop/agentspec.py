@@ -23,7 +23,7 @@ from ._draft import Draft, ImportResult, slug, title_words
 from ._files import Source, parse_json, parse_yaml, read_source
 from .placeholders import double_brace, to_jinja, variables
 
-__all__ = ["AGENTSPEC_VERSION", "GENERATION_SETTINGS", "read"]
+__all__ = ["AGENTSPEC_VERSION", "GENERATION_SETTINGS", "read", "write"]
 
 #: The Agent Spec version an export writes: the oldest with every feature it uses.
 AGENTSPEC_VERSION = "25.4.1"
@@ -134,6 +134,11 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
         if key in ("component_type", "id", "name", "description", "metadata", "system_prompt", "inputs", "outputs",
                    "llm_config", "tools", "$referenced_components"):
             continue
+        if key in ("toolboxes", "transforms"):
+            if value:
+                draft.drop(key, "toolboxes and transforms are MCP servers and runtime code; configure them in the "
+                           "runtime", source.line(key), kind="code")
+            continue
         draft.keep(key, value, source.line(key))
     return draft
 
@@ -197,10 +202,163 @@ def _tools(draft: Draft, source: Source, tools: Any, referenced: dict[str, Any])
         properties = _properties(source, tool.get("inputs"), "inputs")
         schema = {"type": "object", "properties": properties, "required": list(properties)}
         specs.append({"name": name, "description": tool.get("description") or "", "parameters": schema})
-        if kind != "ServerTool":
+        if kind == "ClientTool":
             draft.keep(f"tools.{name}.component_type", kind, line)
         if kind == "RemoteTool":
             draft.drop(f"tool {name!r} url", "a remote tool's endpoint is a network call this import does not carry; "
                        "the tool is kept as a spec", line)
     if specs:
         draft.set("tools", specs, source.line("tools"))
+
+
+# export ----------------------------------------------------------------------------------------
+
+#: One Agent component per file.
+MANY = False
+
+#: Agent Spec inputs have defaults.
+INLINE_DEFAULTS = False
+
+#: `llm_config` keys an export writes back from what the import kept (never `api_key`).
+SAFE_LLM_KEYS = ("component_type", "id", "name", "description", "metadata", "url", "api_type", "provider",
+                 "api_provider")
+
+#: Agent keys written back from `metadata.agentspec`.
+SAFE_AGENT_KEYS = ("human_in_the_loop", "agentspec_version")
+
+
+def _agentspec_text(item: Any, pieces: list[Any], where: str) -> str:
+    from ..errors import ExportError
+    from .placeholders import Var
+
+    out = []
+    for piece in pieces:
+        if isinstance(piece, Var):
+            out.append("{{" + item.source_name(piece.name) + "}}")
+            continue
+        found = double_brace(piece)
+        if any(not isinstance(part, str) for part in found):
+            raise ExportError(
+                f"{where} of {item.label} holds literal text in double braces, which Agent Spec would take for a "
+                "placeholder (it has no escape); reword it"
+            )
+        out.append(piece)
+    return "".join(out).strip()
+
+
+def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -> dict[str, str]:
+    """One Agent Spec JSON file for the prepared persona (`base_url`: an OpenAI-compatible server)."""
+    import json
+
+    from ..errors import ExportError
+    from .placeholders import Var
+
+    (item,) = prepared
+    name = str(item.value("name") or "agent")
+    agent_id = item.identifier(slug(name, "-"))
+    native = item.native
+    texts = []
+    for message in item.messages:
+        if message.kind is None:
+            continue
+        if message.role in ("system", "developer"):
+            texts.append(_agentspec_text(item, message.pieces, f"the {message.kind} prompt"))
+        elif message.kind == "user" and message.pieces == [Var("question")]:
+            continue
+        else:
+            item.note("dropped", f"the {message.kind} prompt is not written: an Agent Spec agent has a system prompt "
+                      "only, and takes the user's messages as they are")
+    system_prompt = "\n\n".join(text for text in texts if text)
+    used = [key for key in item.placeholders if "{{" + item.source_name(key) + "}}" in system_prompt]
+    inputs = []
+    for key in used:
+        placeholder = item.placeholders[key]
+        spec = placeholder.spec
+        prop: dict[str, Any] = {"title": item.source_name(key), "type": placeholder.kind}
+        if spec is not None and spec.description:
+            prop["description"] = spec.description
+        if placeholder.secret is not None:
+            raise ExportError(f"{key} of {item.label} is a secret ({placeholder.secret.source}); Agent Spec has no "
+                              "reference syntax, so it cannot be written")
+        if placeholder.has_default:
+            prop["default"] = placeholder.default
+        if spec is not None and spec.enum is not None:
+            prop["enum"] = list(spec.enum)
+        inputs.append(prop)
+    agent: dict[str, Any] = {"component_type": "Agent", "id": agent_id, "name": name}
+    goal = item.profile.resolved.get("goal")
+    agent["description"] = goal.value if goal is not None and goal.value and not goal.secret else None
+    metadata: dict[str, Any] = dict(native.get("metadata") or {})
+    home = item.home(("goal",))
+    if home:
+        metadata["agent_profiles"] = home
+    agent["metadata"] = metadata
+    agent["inputs"] = inputs
+    outputs = []
+    output = item.profile.output_schema
+    if output is not None:
+        schema = output.as_dict()
+        properties = schema.get("properties") if schema.get("type") == "object" else None
+        if isinstance(properties, dict) and properties:
+            outputs = [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)]
+        else:
+            item.note("dropped", "the output schema is not an object of properties; Agent Spec outputs cannot hold it")
+    agent["outputs"] = outputs
+    agent["llm_config"] = _llm_config(item, agent_id, base_url)
+    agent["system_prompt"] = system_prompt
+    kinds = native.get("tools") if isinstance(native.get("tools"), dict) else {}
+    tools = []
+    for tool in item.profile.tools:
+        kind = kinds.get(tool.name, {}).get("component_type") if isinstance(kinds.get(tool.name), dict) else None
+        properties = dict(tool.parameters).get("properties") or {}
+        tools.append({
+            "component_type": kind if kind in ("ServerTool", "ClientTool") else "ServerTool",
+            "id": slug(tool.name, "-"),
+            "name": tool.name,
+            "description": tool.description,
+            "metadata": {},
+            "inputs": [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)],
+            "outputs": [],
+        })
+    agent["tools"] = tools
+    for key in SAFE_AGENT_KEYS:
+        if key in native:
+            agent[key] = native[key]
+    agent.setdefault("agentspec_version", AGENTSPEC_VERSION)
+    if "human_in_the_loop" in agent and agent["agentspec_version"] < "25.4.2":
+        agent["agentspec_version"] = "25.4.2"
+    stem = slug(agent_id)
+    return {f"{stem}.agentspec.json": json.dumps(agent, indent=2, ensure_ascii=False) + "\n"}
+
+
+def _llm_config(item: Any, agent_id: str, base_url: str | None) -> dict[str, Any]:
+    from ..errors import ExportError
+
+    model = item.profile.resolved.get("model")
+    if model is not None and model.secret:
+        raise ExportError(f"the model of {item.label} is a secret ({model.source}); Agent Spec has no reference "
+                          "syntax, so give the model as text")
+    model_id = model.value if model is not None and model.value else None
+    native = item.native.get("llm_config") if isinstance(item.native.get("llm_config"), dict) else {}
+    config: dict[str, Any] = {key: native[key] for key in SAFE_LLM_KEYS if key in native}
+    if base_url:
+        config.update({"component_type": "OpenAiCompatibleConfig", "url": base_url, "api_type": "chat_completions"})
+    config.setdefault("component_type", "OpenAiConfig")
+    config.setdefault("id", f"{agent_id}-llm")
+    config.setdefault("name", str(model_id or "model"))
+    config.setdefault("description", None)
+    config.setdefault("metadata", {})
+    if model_id is None:
+        raise ExportError(f"{item.label} names no model; Agent Spec needs one: set 'model:' or pass --model")
+    config["model_id"] = model_id
+    parameters: dict[str, Any] = {}
+    for setting, resolved in item.profile.settings.items():
+        if resolved.secret:
+            raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); Agent Spec "
+                              "has no reference syntax for it")
+        parameters[setting] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    kept = native.get("default_generation_parameters")
+    if isinstance(kept, dict):
+        parameters.update({key: value for key, value in kept.items() if key not in parameters})
+    config["default_generation_parameters"] = parameters or None
+    return config

@@ -16,7 +16,7 @@ or model is refused where the format has no reference syntax.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -64,6 +64,19 @@ class Placeholder:
         return self.default is not _MISSING
 
     @property
+    def kind(self) -> str:
+        """The placeholder's JSON type: its input's, else its default's, else text."""
+        if self.spec is not None and self.spec.types:
+            return str(self.spec.types[0])
+        if self.has_default and self.default is not None:
+            value = self.default
+            for kind, python in (("boolean", bool), ("integer", int), ("number", float), ("array", (list, tuple)),
+                                 ("object", dict)):
+                if isinstance(value, python):
+                    return kind
+        return "string"
+
+    @property
     def env_key(self) -> str | None:
         """The env key a secret was read from (`env:KEY` or `env:KEY from .env`), if it was."""
         if self.secret is None:
@@ -81,6 +94,8 @@ class Message:
     pieces: list[Piece] = field(default_factory=list)
     #: The persona's own template for the kind (its Jinja source), where it has one.
     source: str | None = None
+    #: The text the format writes for the kind as it is, instead of `pieces` (see `prepare`).
+    written: str | None = None
 
 
 @dataclass
@@ -292,11 +307,14 @@ def prepare(
     language: str | None = None,
     model: str | None = None,
     inline_defaults: bool = False,
+    verbatim: Callable[[Exportable, str, str], str | None] | None = None,
 ) -> Exportable:
     """Render a persona's prompts for `format`, with markers where the caller's values go.
 
-    `persona` is a persona file, a `ProfileConfig`, or a `Profile`. `inline_defaults` writes the
-    value of a variable with a default into the text (for formats without defaults).
+    `persona` is a persona file or a `ProfileConfig`. `inline_defaults` writes the value of a
+    variable with a default into the text (for formats without defaults). `verbatim`, for a
+    format that renders Jinja itself, returns a kind's own template as that format takes it
+    (or None): such a kind is written as its template, not rendered.
 
     Raises:
         ExportError: a placeholder is used in a way the text cannot keep (a filter, a loop).
@@ -307,31 +325,23 @@ def prepare(
 
     if isinstance(persona, (str, Path)):
         persona = load_profile(persona)
-    if isinstance(persona, DefaultProfile):
+    if isinstance(persona, DefaultProfile) or not hasattr(persona, "create_profile"):
         raise ExportError("export takes a persona file or a ProfileConfig, which carry the persona's own fields")
     config = persona
     profile = config.create_profile(deployment=deployment, language=language, model=model)
     slots = list(profile.layout)
     kinds = [slot.kind for slot in slots if slot.kind]
     others = [kind for kind in profile.templates if kind not in kinds]
+    plans = {kind: profile._plan(kind) for kind in [*kinds, *others]}
     used: set[str] = set()
-    unresolved: set[str] = set()
     secret: set[str] = set()
-    sources: list[str] = []
-    for kind in [*kinds, *others]:
-        plan = profile._plan(kind)
+    for plan in plans.values():
         used |= set(plan.used)
-        unresolved |= set(plan.unresolved)
         secret |= set(plan.secret)
-        sources.append(plan.compiled.source)
-    for name, value in profile.values.items():
-        if isinstance(value, str) and "{" in value and name in used:
-            sources.append(value)
-        elif isinstance(value, tuple) and name in used:
-            sources += [item for item in value if isinstance(item, str) and "{" in item]
+    order = [*profile.inputs, "question", *sorted(used)]
     placeholders: dict[str, Placeholder] = {}
-    for name in sorted(used):
-        if name in _FILLED or (name in PROFILE_FIELDS and name not in secret):
+    for name in dict.fromkeys(order):
+        if name not in used or name in _FILLED or (name in PROFILE_FIELDS and name not in secret):
             continue
         spec = profile.inputs.get(name)
         if name in secret:
@@ -339,9 +349,24 @@ def prepare(
         elif name in profile.bound:
             if not inline_defaults:
                 placeholders[name] = Placeholder(name, spec, profile.bound[name])
-        elif name == "question" or spec is not None or name in unresolved:
+        elif name not in profile.values:
             placeholders[name] = Placeholder(name, spec)
     exportable = Exportable(config, profile, format, placeholders, [])
+    written: dict[str, str] = {}
+    if verbatim is not None:
+        for kind in plans:
+            if kind in profile.templates:
+                text = verbatim(exportable, kind, profile.templates[kind].source)
+                if text is not None:
+                    written[kind] = text
+    sources: list[str] = [plan.compiled.source for kind, plan in plans.items() if kind not in written]
+    fields_read: set[str] = set()
+    for kind, plan in plans.items():
+        if kind not in written:
+            fields_read |= {name for name, _ in plan.fields}
+    for name in fields_read:
+        value = profile.values.get(name)
+        sources += [value] if isinstance(value, str) else [item for item in value or () if isinstance(item, str)]
     for name, how in _usages(sources, set(placeholders)).items():
         if how == "condition":
             placeholders[name].usage = "condition"
@@ -352,11 +377,11 @@ def prepare(
                 f"{exportable.label}: a template uses {name!r} through {how}; {format} can only put a value in as it "
                 f"is, so write it as {{{{ {name} }}}}, or give it a fixed value (--var {name}=…)"
             )
-    _render(exportable, slots, others)
+    _render(exportable, slots, others, written)
     return exportable
 
 
-def _render(exportable: Exportable, slots: list[Any], others: list[str]) -> None:
+def _render(exportable: Exportable, slots: list[Any], others: list[str], written: dict[str, str]) -> None:
     profile = exportable.profile
     placeholders = exportable.placeholders
     values = dict(profile.values)
@@ -374,18 +399,22 @@ def _render(exportable: Exportable, slots: list[Any], others: list[str]) -> None
         plans={},
     )
     given = {name: _OPEN + name + _CLOSE for name, item in placeholders.items() if item.secret is None}
+
+    def message(kind: str, role: str) -> Message:
+        source = profile.templates[kind].source if kind in profile.templates else None
+        if kind in written:
+            return Message(kind, role, [], source, written[kind])
+        return Message(kind, role, _cut(marked.format_prompt(kind, **given), exportable), source)
+
     for slot in slots:
         if slot.history:
             exportable.messages.append(Message(None, "history"))
             continue
-        text = marked.format_prompt(slot.kind, **given)
-        pieces = _cut(text, exportable)
-        source = profile.templates[slot.kind].source if slot.kind in profile.templates else None
-        if pieces or source:
-            exportable.messages.append(Message(slot.kind, role_of(slot, profile.roles), pieces, source))
+        made = message(slot.kind, role_of(slot, profile.roles))
+        if made.pieces or made.written is not None:
+            exportable.messages.append(made)
     for kind in others:
-        pieces = _cut(marked.format_prompt(kind, **given), exportable)
-        exportable.others[kind] = Message(kind, profile.roles.get(kind, "user"), pieces, profile.templates[kind].source)
+        exportable.others[kind] = message(kind, profile.roles.get(kind, "user"))
 
 
 def _cut(text: str, exportable: Exportable) -> list[Piece]:
@@ -446,8 +475,10 @@ def write(
     if len(personas) != 1 and not getattr(module, "MANY", False):
         raise ExportError(f"{format} writes one persona per file; export them one at a time")
     inline = getattr(module, "INLINE_DEFAULTS", False)
+    verbatim = getattr(module, "verbatim", None)
     prepared = [
-        prepare(item, format, deployment=deployment, language=language, model=model, inline_defaults=inline)
+        prepare(item, format, deployment=deployment, language=language, model=model, inline_defaults=inline,
+                verbatim=verbatim)
         for item in personas
     ]
     files = module.write(prepared, **options)

@@ -26,7 +26,7 @@ from ._draft import Draft, ImportResult, is_reference, secret_name, slug, title_
 from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter
 from .placeholders import Unsupported, jinja_names, mustache, rename_jinja
 
-__all__ = ["OPTION_NAMES", "read", "read_text"]
+__all__ = ["OPTION_NAMES", "read", "read_text", "write"]
 
 #: Prompty v2 option names and the persona's model setting each is.
 OPTION_NAMES = {
@@ -82,7 +82,8 @@ def read_text(text: str, label: str, path: Path) -> Any:
     name = data.get("displayName") or data.get("name") or path.stem
     draft = Draft("prompty", label, path, str(data.get("name") or path.stem))
     version = 2 if _is_v2(data) else 1
-    draft.extra["format_version"] = version
+    if version == 1:
+        draft.note("converted", "read as a Prompty v1 file; an export writes Prompty v2")
     _names(draft, front, data)
     inputs, thread = _inputs(draft, front, data.get("inputs"), version)
     sample = _sample(draft, front, data.get("sample"))
@@ -94,6 +95,9 @@ def read_text(text: str, label: str, path: Path) -> Any:
             _tools(draft, front, value)
         elif key == "metadata" and isinstance(value, dict):
             _metadata(draft, front, value)
+        elif key in ("authors", "tags", "version") and version == 1:
+            # where Prompty v2 keeps them, so v1 and v2 files import alike
+            draft.keep(f"metadata.{key}", value, line)
         elif key == "base":
             draft.drop("base", "a parent .prompty is not followed; import it as well and compare", line,
                        kind="dropped")
@@ -244,17 +248,40 @@ def _model(draft: Draft, front: Source, model: Any) -> None:
                 else:
                     draft.setting(parameter, setting, parameter_line, f"model.parameters.{parameter}")
         elif key == "configuration" and isinstance(value, dict):
-            model_name = value.get("azure_deployment") or value.get("name") or value.get("model")
-            if model_name is not None:
-                name_key = next(k for k in ("azure_deployment", "name", "model") if value.get(k) is not None)
-                name_line = front.line("model", "configuration", name_key)
-                draft.set("model", draft.text_reference("model", model_name, name_line), name_line)
-            for option, setting in value.items():
-                if option in ("azure_deployment", "name", "model") and setting == model_name:
-                    continue
-                draft.keep(f"model.configuration.{option}", setting, front.line("model", "configuration", option))
+            _configuration(draft, front, value)
+        elif key == "api":
+            draft.keep("model.apiType", value, line)
         else:
             draft.keep(f"model.{key}", value, line)
+
+
+_PROVIDERS = {"openai": "openai", "azure_openai": "azure", "azure": "azure"}
+
+
+def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
+    """A v1 `model.configuration` as v2 has it: the model, a provider, and a connection of references."""
+    where = ("model", "configuration")
+    model_key = next((key for key in ("azure_deployment", "name", "model") if value.get(key) is not None), None)
+    if model_key is not None:
+        line = front.line(*where, model_key)
+        draft.set("model", draft.text_reference("model", value[model_key], line), line)
+    connection: dict[str, Any] = {}
+    for option, setting in value.items():
+        line = front.line(*where, option)
+        if option == model_key:
+            continue
+        if option == "type" and setting in _PROVIDERS:
+            draft.keep("model.provider", _PROVIDERS[setting], line)
+        elif option in ("azure_endpoint", "base_url", "endpoint"):
+            connection["endpoint"] = setting
+        elif option in ("api_key", "key"):
+            connection["apiKey"] = setting
+        else:
+            draft.keep(f"model.configuration.{option}", setting, line,
+                       why=" (Prompty v2 has no such connection setting, so an export leaves it out)")
+    if connection:
+        connection = {"kind": "key" if "apiKey" in connection else "anonymous", **connection}
+        draft.keep("model.connection", connection, front.line(*where))
 
 
 def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
@@ -464,3 +491,219 @@ def _sections(body: str, body_line: int) -> list[tuple[str, str, int]]:
     if text.strip() or not sections:
         sections.append((role, text, line))
     return sections
+
+
+# export ----------------------------------------------------------------------------------------
+
+#: One persona per `.prompty` file.
+MANY = False
+
+#: Prompty inputs have defaults: a variable's default becomes its input's.
+INLINE_DEFAULTS = False
+
+_ALLOWED_FILTERS: frozenset[str] | None = None
+
+
+def verbatim(item: Any, kind: str, source: str) -> str | None:
+    """The persona's own template for a message, as Prompty can run it, or None when it cannot.
+
+    Prompty renders Jinja itself, so a template that reads only inputs and uses only Jinja's own
+    filters is written as it is (loops and conditions kept); one that reads persona fields or
+    this project's filters is written as rendered.
+    """
+    import jinja2
+    from jinja2 import nodes
+
+    global _ALLOWED_FILTERS
+    if _ALLOWED_FILTERS is None:
+        _ALLOWED_FILTERS = frozenset(jinja2.Environment().filters)
+    try:
+        tree = jinja2.Environment().parse(source)
+        names = set(jinja_names(source))
+    except (jinja2.TemplateSyntaxError, Unsupported):
+        return None
+    if any(node.name not in _ALLOWED_FILTERS for node in tree.find_all(nodes.Filter)):
+        return None
+    if any(True for _ in tree.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport))):
+        return None
+    if not names <= set(item.placeholders) or any(item.placeholders[name].secret for name in names):
+        return None
+    renames = {name: item.source_name(name) for name in names if item.source_name(name) != name}
+    return rename_jinja(source, renames)
+
+
+def _jinja_text(item: Any, pieces: list[Any]) -> str:
+    from .placeholders import Var, escape_jinja
+
+    return "".join(
+        "{{" + item.source_name(piece.name) + "}}" if isinstance(piece, Var) else escape_jinja(piece)
+        for piece in pieces
+    )
+
+
+def _reference(item: Any, name: str) -> Any:
+    """A dynamic `env` field as Prompty's `${env:KEY:default}`, else the value; None for a secret elsewhere."""
+    from ..dynconfig import ConfigInfo
+
+    declared = getattr(item.config, name, None)
+    resolved = item.profile.resolved.get(name)
+    if isinstance(declared, ConfigInfo) and declared.provider in (None, "env") and declared.key:
+        default = declared.default
+        if isinstance(default, str) and default and not (resolved is not None and resolved.secret):
+            return f"${{env:{declared.key}:{default}}}"
+        return f"${{env:{declared.key}}}"
+    if resolved is None or resolved.value is None:
+        return None
+    if resolved.secret:
+        item.note("secret", f"{name} holds a secret ({resolved.source}) that is not an env reference; not written")
+        return None
+    return resolved.value
+
+
+def _property(name: str, schema: Any) -> dict[str, Any]:
+    prop: dict[str, Any] = {"name": name}
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        if isinstance(kind, str):
+            prop["kind"] = kind
+        if schema.get("description"):
+            prop["description"] = schema["description"]
+        if schema.get("enum"):
+            prop["enumValues"] = schema["enum"]
+    prop.setdefault("kind", "string")
+    return prop
+
+
+def write(prepared: list[Any], **options: Any) -> dict[str, str]:
+    """One Prompty v2 file for the prepared persona."""
+    from ..errors import ExportError
+    from ._files import dump_yaml
+    from .placeholders import Var
+
+    (item,) = prepared
+    name = str(item.value("name") or "persona")
+    native = item.native
+    front: dict[str, Any] = {"name": str(native.get("name") or item.identifier(slug(name, "-")))}
+    display = _reference(item, "name")
+    if display is not None and display != front["name"]:
+        front["displayName"] = display
+    description = _reference(item, "goal")
+    if description is not None:
+        front["description"] = description
+    metadata: dict[str, Any] = dict(native.get("metadata") or {})
+    home = item.home(("goal",))
+    if home:
+        metadata["agent_profiles"] = home
+    if metadata:
+        front["metadata"] = metadata
+    model: dict[str, Any] = {}
+    model_value = _reference(item, "model")
+    if model_value is not None:
+        model["id"] = model_value
+    native_model = native.get("model") if isinstance(native.get("model"), dict) else {}
+    model["provider"] = native_model.get("provider", "openai")
+    model["apiType"] = native_model.get("apiType", "chat")
+    if isinstance(native_model.get("connection"), dict):
+        model["connection"] = native_model["connection"]
+    else:
+        model["connection"] = {"kind": "key", "endpoint": "${env:OPENAI_BASE_URL:https://api.openai.com/v1}",
+                               "apiKey": "${env:OPENAI_API_KEY}"}
+    options_block: dict[str, Any] = {}
+    by_setting = {setting: option for option, setting in OPTION_NAMES.items()}
+    for setting, resolved in item.profile.settings.items():
+        if resolved.secret:
+            declared = item.config.model_settings.settings().get(setting)
+            key = getattr(declared, "key", None)
+            if not key:
+                raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); "
+                                  "Prompty can only refer to one read from the environment")
+            options_block[by_setting[setting]] = f"${{env:{key}}}"
+        else:
+            value = resolved.value
+            options_block[by_setting[setting]] = list(value) if isinstance(value, tuple) else value
+    extra = {key: value for key, value in item.profile.settings_extra.items()
+             if key not in ("openai-chat", "openai-responses", "anthropic")}
+    if extra:
+        options_block["additionalProperties"] = extra
+    if options_block:
+        model["options"] = options_block
+    front["model"] = model
+    inputs = []
+    for placeholder in item.placeholders.values():
+        entry: dict[str, Any] = {"name": item.source_name(placeholder.name), "kind": placeholder.kind}
+        spec = placeholder.spec
+        if spec is not None and spec.description:
+            entry["description"] = spec.description
+        if placeholder.secret is not None:
+            key = placeholder.env_key
+            if key is None:
+                raise ExportError(f"{placeholder.name} of {item.label} is a secret ({placeholder.secret.source}) "
+                                  "that is not read from the environment; Prompty cannot refer to it")
+            entry["default"] = f"${{env:{key}}}"
+        elif placeholder.has_default:
+            entry["default"] = placeholder.default
+        if spec is not None and not spec.required:
+            entry["required"] = False
+        if spec is not None and spec.enum is not None:
+            entry["enumValues"] = list(spec.enum)
+        if spec is not None and spec.examples:
+            entry["example"] = spec.examples[0]
+        inputs.append(entry)
+    history_name = None
+    if any(message.kind is None for message in item.messages):
+        taken = {entry["name"] for entry in inputs}
+        history_name = next(name for name in ("history", "conversation", "chat_thread") if name not in taken)
+        inputs.append({"name": history_name, "kind": "thread", "description": "Earlier turns of the conversation"})
+    if inputs:
+        front["inputs"] = inputs
+    output = item.profile.output_schema
+    if output is not None:
+        schema = output.as_dict()
+        properties = schema.get("properties") if schema.get("type") == "object" else None
+        if isinstance(properties, dict) and properties:
+            front["outputs"] = [_property(key, value) for key, value in properties.items()]
+        else:
+            item.note("dropped", "the output schema is not an object of properties; Prompty outputs cannot hold it")
+    if item.profile.tools:
+        bindings = native.get("tools") if isinstance(native.get("tools"), dict) else {}
+        tools = []
+        for tool in item.profile.tools:
+            parameters = dict(tool.parameters)
+            required = set(parameters.get("required") or ())
+            listed = []
+            for key, value in (parameters.get("properties") or {}).items():
+                prop = _property(key, value)
+                if key not in required:
+                    prop["required"] = False
+                listed.append(prop)
+            entry = {"name": tool.name, "kind": "function", "description": tool.description, "parameters": listed}
+            if tool.strict is not None:
+                entry["strict"] = tool.strict
+            binding = bindings.get(tool.name, {}).get("bindings") if isinstance(bindings.get(tool.name), dict) else None
+            if binding:
+                entry["bindings"] = binding
+            tools.append(entry)
+        front["tools"] = tools
+    front["template"] = {"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}}
+    sections: list[list[str]] = []
+    pending_history = False
+    for message in item.messages:
+        if message.kind is None:
+            if sections:
+                sections[-1].append("{{" + str(history_name) + "}}")
+            else:
+                pending_history = True
+            continue
+        text = message.written if message.written is not None else _jinja_text(item, message.pieces)
+        lines = [f"{message.role}:"]
+        if pending_history:
+            lines.append("{{" + str(history_name) + "}}")
+            pending_history = False
+        lines.append(text)
+        sections.append(lines)
+    if not any(isinstance(piece, Var) and piece.name == "question" for message in item.messages
+               for piece in message.pieces) and "question" in item.placeholders:
+        item.note("converted", "the question is an input of the file")
+    body = "\n\n".join("\n".join(lines) for lines in sections)
+    stem = slug(str(front["name"]), "_")
+    return {f"{stem}.prompty": "---\n" + dump_yaml(front) + "---\n" + body + "\n"}
