@@ -187,7 +187,7 @@ def _unknown(profile: Any, kind: str, name: str) -> bool:
         name in profile.values
         or name in profile.bound
         or name in PROMPT_INPUTS.get(kind, {})
-        or name in ("tools", "tool_names", "resources")
+        or name in ("tools", "tool_names", "resources", "react")
         or (name == "out_schema" and getattr(profile, "output_schema", None) is not None)
         or (spec is not None and not spec.needs_value)
     )

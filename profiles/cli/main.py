@@ -15,6 +15,7 @@ from ..errors import ProfilesError
 from .batch import batch
 from .generate import generate
 from .group import ProfilesGroup
+from .interop import export, import_
 from .personas import check, explain, render, schema, validate
 from .report import report
 from .store import store
@@ -36,10 +37,12 @@ def cli() -> None:
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
+      profiles import crewai crew/config/agents.yaml --out personas/
+      profiles export profile_configs/summarizer.yaml --to prompty
     """
 
 
-for _command in (render, validate, check, explain, schema, batch, generate, report, store):
+for _command in (render, validate, check, explain, schema, batch, generate, report, store, import_, export):
     cli.add_command(_command)
 
 
