@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, ConfigIssue
-from ..safe_yaml import MAX_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, locator, read_documents
+from ..safe_yaml import MAX_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, read_documents
 
 __all__ = [
     "Source",
@@ -95,16 +95,39 @@ def parse_yaml(text: str, file: str, path: Path, *, first_line: int = 1) -> Sour
     documents = [document for document in documents if document is not None]
     if len(documents) > 1:
         raise ConfigError(ConfigIssue("holds several YAML documents; keep one per file", file=file))
-    locate_node = None
+    root: list[Any] = []
 
     def locate(where: tuple[Any, ...]) -> int | None:
-        nonlocal locate_node
-        if locate_node is None:
-            locate_node = locator(text, 0, set())
-        line, _ = locate_node(where)
+        if not root:
+            root.append(_compose(text))
+        line = _key_line(root[0], where)
         return None if line is None else line + offset
 
     return Source(documents[0] if documents else None, file, path, locate)
+
+
+def _compose(text: str) -> Any:
+    """The YAML node tree (no values built), for finding lines; parsing already bounded it."""
+    return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _key_line(node: Any, where: tuple[Any, ...]) -> int | None:
+    """The line of the key (or list item) at `where`; the nearest enclosing one when it is absent."""
+    line = None
+    for part in where:
+        if isinstance(node, yaml.MappingNode):
+            found = next(((key, value) for key, value in node.value
+                          if isinstance(key, yaml.ScalarNode) and key.value == str(part)), None)
+            if found is None:
+                return line
+            line = found[0].start_mark.line + 1
+            node = found[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
 
 
 def _with_file(issue: ConfigIssue, file: str) -> ConfigIssue:

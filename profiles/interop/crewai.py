@@ -355,6 +355,21 @@ def _task(item: Any, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -
         "agent": agent_id,
     }
     for key in SAFE_TASK_KEYS:
-        if key in meta:
-            task[key] = meta[key]
+        if key not in meta:
+            continue
+        value = meta[key]
+        if key == "output_file" and not _inside(value):
+            item.note("dropped", f"task output_file {value!r} not written: it leads outside the crew's folder")
+            continue
+        task[key] = value
     return task
+
+
+def _inside(path: Any) -> bool:
+    """Whether a path CrewAI would write to stays below the folder it runs in."""
+    from pathlib import PurePosixPath
+
+    if not isinstance(path, str) or not path.strip():
+        return False
+    pure = PurePosixPath(path.replace("\\", "/"))
+    return not pure.is_absolute() and ".." not in pure.parts and path[1:3] not in (":/", ":\\")

@@ -208,23 +208,28 @@ def semantic_kernel(text: str, calls: list[tuple[str, int]] | None = None) -> li
 _JINJA_OPEN = re.compile(r"\{[{%#]")
 
 
-def escape_jinja(text: str) -> str:
+def escape_jinja(text: str, *, before_tag: bool = False) -> str:
     """Literal text as Jinja that renders exactly it: each `{{`, `{%` and `{#` printed as a string.
 
     Expression tags, not `{% raw %}`: the sandbox trims the line break after a block tag, which
-    would eat a newline after `{% endraw %}`.
+    would eat a newline after `{% endraw %}`. `before_tag` is for text a tag follows: a `{` at
+    its end would join the tag's own braces, so it is printed as a string too.
     """
-    return _JINJA_OPEN.sub(lambda match: "{{ '" + match.group() + "' }}", text)
+    escaped = _JINJA_OPEN.sub(lambda match: "{{ '" + match.group() + "' }}", text)
+    if before_tag and escaped.endswith("{"):
+        escaped = escaped[:-1] + "{{ '{' }}"
+    return escaped
 
 
 def to_jinja(pieces: Sequence[Piece], names: dict[str, str]) -> str:
     """The pieces as Jinja: text escaped, each placeholder `{{ name }}` under its new name."""
     out = []
-    for piece in pieces:
+    merged = _merged(pieces)
+    for index, piece in enumerate(merged):
         if isinstance(piece, Var):
             out.append("{{ " + names.get(piece.name, piece.name) + " }}")
         else:
-            out.append(escape_jinja(piece))
+            out.append(escape_jinja(piece, before_tag=index + 1 < len(merged)))
     return "".join(out)
 
 
@@ -415,7 +420,7 @@ def mustache(text: str, names: Namer, notes: list[tuple[str, int]]) -> str:
     stack: list[str] = []
     for match in _MUSTACHE.finditer(text):
         line = _line(text, match.start())
-        out.append(escape_jinja(text[position : match.start()]))
+        out.append(escape_jinja(text[position : match.start()], before_tag=True))
         position = match.end()
         inner = (match.group(1) if match.group(1) is not None else match.group(2)).strip()
         sigil = inner[:1]
@@ -467,7 +472,7 @@ def handlebars(text: str, names: Namer) -> str:
     stack: list[str] = []
     for match in _HANDLEBARS.finditer(text):
         line = _line(text, match.start())
-        out.append(escape_jinja(text[position : match.start()]))
+        out.append(escape_jinja(text[position : match.start()], before_tag=True))
         position = match.end()
         inner = match.group(2).strip()
         if inner.startswith("!"):
