@@ -93,7 +93,7 @@ def export(
       profiles export profile_configs/triage.yaml --to agentspec --base-url http://127.0.0.1:8000/v1
     """
     from ..interop._files import write_atomic
-    from ..interop.export import write
+    from ..interop.exporter import write
 
     options = {"base_url": base_url} if base_url and format == "agentspec" else {}
     with showing_warnings():

@@ -55,6 +55,6 @@ def load(format: str, path: str | Path) -> ImportResult:
 
 def export(persona: Any, format: str, **options: Any) -> dict[str, str]:
     """The other tool's file(s) for a persona, by file name; see `profiles.interop.export_files`."""
-    from .export import export_files
+    from .exporter import export_files
 
     return export_files(persona, format, **options)

@@ -51,6 +51,12 @@ class Source:
     def line(self, *where: Any) -> int | None:
         return self.locate(tuple(where))
 
+    def text_line(self, *where: Any) -> int | None:
+        """The line a text value's first line is on: after the key for a `|` or `>` block."""
+        line = self.line(*where)
+        style = self.locate(("\x00style", *where))
+        return None if line is None else line + (1 if style else 0)
+
     def issue(self, message: str, *where: Any) -> ConfigIssue:
         return ConfigIssue(message, file=self.file, line=self.line(*where) if where else None)
 
@@ -100,6 +106,8 @@ def parse_yaml(text: str, file: str, path: Path, *, first_line: int = 1) -> Sour
     def locate(where: tuple[Any, ...]) -> int | None:
         if not root:
             root.append(_compose(text))
+        if where and where[0] == "\x00style":  # asked by text_line: 1 for a block scalar, else None
+            return 1 if _block_scalar(root[0], where[1:]) else None
         line = _key_line(root[0], where)
         return None if line is None else line + offset
 
@@ -128,6 +136,18 @@ def _key_line(node: Any, where: tuple[Any, ...]) -> int | None:
         else:
             return line
     return line
+
+
+def _block_scalar(node: Any, where: tuple[Any, ...]) -> bool:
+    for part in where:
+        if isinstance(node, yaml.MappingNode):
+            node = next((value for key, value in node.value
+                         if isinstance(key, yaml.ScalarNode) and key.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+        else:
+            return False
+    return isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")
 
 
 def _with_file(issue: ConfigIssue, file: str) -> ConfigIssue:

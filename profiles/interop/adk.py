@@ -159,6 +159,7 @@ def _agent(source: Source) -> Draft:
         spec: dict[str, Any] = {"description": _state_description(source_name)}
         if source_name in optional:
             spec["required"] = False
+            spec["default"] = ""  # ADK puts nothing where an optional value is missing
         draft.inputs[mapping[source_name]] = spec
     templates: dict[str, Any] = {}
     slots: list[dict[str, Any]] = []
@@ -226,7 +227,7 @@ def _adk_text(item: Any, pieces: list[Any], where: str) -> str:
         if isinstance(piece, Var):
             name = item.source_name(piece.name)
             spec = item.placeholders.get(piece.name).spec if piece.name in item.placeholders else None
-            optional = spec is not None and not spec.required and not spec.has_default
+            optional = spec is not None and not spec.required
             out.append("{" + name + ("?" if optional and not name.endswith("?") else "") + "}")
             continue
         if any(isinstance(part, Var) for part in adk_state(piece)):

@@ -186,9 +186,11 @@ def _inputs(
             spec["examples"] = [item["example"]]
         if "sample" in item:
             spec["examples"] = [item["sample"]]
+        if "items" in item or "properties" in item:
+            draft.note("converted", f"input {name!r}: the kinds of its items or properties are not kept", line)
         for key in item:
             if key not in ("name", "kind", "type", "description", "default", "enumValues", "enum", "required",
-                           "example", "sample"):
+                           "example", "sample", "items", "properties"):
                 draft.keep(f"inputs.{name}.{key}", item[key], line)
         specs[name] = spec
     return specs, thread
@@ -570,6 +572,10 @@ def _property(name: str, schema: Any) -> dict[str, Any]:
             prop["description"] = schema["description"]
         if schema.get("enum"):
             prop["enumValues"] = schema["enum"]
+        if kind == "array":
+            items = schema.get("items")
+            prop["items"] = {"kind": items.get("type") if isinstance(items, dict) and isinstance(
+                items.get("type"), str) else "string"}
     prop.setdefault("kind", "string")
     return prop
 
@@ -648,6 +654,11 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             entry["enumValues"] = list(spec.enum)
         if spec is not None and spec.examples:
             entry["example"] = spec.examples[0]
+        if entry["kind"] == "array":  # Prompty needs the items' kind: the first sample item's, else text
+            sample = item.config.samples.get(placeholder.name, entry.get("default", entry.get("example")))
+            first = sample[0] if isinstance(sample, list) and sample else None
+            entry["items"] = {"kind": "object" if isinstance(first, dict) else "number" if isinstance(
+                first, (int, float)) and not isinstance(first, bool) else "string"}
         inputs.append(entry)
     history_name = None
     if any(message.kind is None for message in item.messages):

@@ -124,7 +124,7 @@ def _prompt(source: Source, data: dict[str, Any], key: str, *, plugin: str | Non
         else:
             draft.keep(name, value, line, why="" if config_file is None else f" (from {config_file})")
     sections, history_after, history = _messages(template, str(fmt))
-    line = source.line(key) or 1
+    line = source.text_line(key) or 1
     converted = _convert(draft, sections, str(fmt), inputs, line)
     if history:
         draft.note("converted", f"{history!r} held the chat history: it is now the history slot of the messages")

@@ -334,10 +334,10 @@ def prepare(
     others = [kind for kind in profile.templates if kind not in kinds]
     plans = {kind: profile._plan(kind) for kind in [*kinds, *others]}
     used: set[str] = set()
-    secret: set[str] = set()
     for plan in plans.values():
         used |= set(plan.used)
-        secret |= set(plan.secret)
+    # every secret a prompt reads, allowed into prompts or not: a file gets a reference, never the value
+    secret = {name for name, item in profile.resolved.items() if item.secret and item.value is not None} & used
     order = [*profile.inputs, "question", *sorted(used)]
     placeholders: dict[str, Placeholder] = {}
     for name in dict.fromkeys(order):
@@ -347,7 +347,8 @@ def prepare(
         if name in secret:
             placeholders[name] = Placeholder(name, None, secret=profile.resolved[name])
         elif name in profile.bound:
-            if not inline_defaults:
+            # an optional input stays a placeholder even where defaults are written in
+            if not inline_defaults or (spec is not None and not spec.required):
                 placeholders[name] = Placeholder(name, spec, profile.bound[name])
         elif name not in profile.values:
             placeholders[name] = Placeholder(name, spec)
