@@ -15,87 +15,19 @@ or model is refused where the format has no reference syntax.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
-from ..context import Resolved
 from ..errors import ExportError
-from ..fields import PROFILE_FIELDS
-from ..messages import role_of
 from ._draft import RESTORED_FIELDS, Note
+from .holes import Message, Placeholder, holes_of, marked, marker, render_kind, render_layout, sources_of, usages
 from .placeholders import Piece, Unsupported, Var, from_jinja
 
 __all__ = ["Exportable", "Message", "Placeholder", "export_files", "prepare"]
 
-_OPEN, _CLOSE = "\ue000", "\ue001"
-_MARK = re.compile(_OPEN + r"([A-Za-z_][A-Za-z0-9_]*)" + _CLOSE)
-_HISTORY = _OPEN + "history" + _CLOSE + "\ue002"
-
-#: Variables the library fills or documents with a default of nothing; never an exported input.
-_FILLED = frozenset({
-    "most_recent_memories", "resource_prompt", "out_schema", "now_time", "is_retry_chat", "resources", "thought",
-    "action", "observation", "tools", "tool_names", "react",
-})
-
-#: Filters that keep a placeholder's value as it is, for a non-empty text.
-_KEEPING_FILTERS = frozenset({"trim", "string"})
-
 _MISSING: Any = object()
-
-
-@dataclass
-class Placeholder:
-    """A hole in the exported prompts: an input, the question, a variable without value, or a secret."""
-
-    name: str
-    spec: Any = None
-    default: Any = _MISSING
-    #: Set when the placeholder stands for a secret field: its resolved value and source.
-    secret: Resolved | None = None
-    #: `plain`, or `condition` when a template also tests whether it was given.
-    usage: str = "plain"
-
-    @property
-    def has_default(self) -> bool:
-        return self.default is not _MISSING
-
-    @property
-    def kind(self) -> str:
-        """The placeholder's JSON type: its input's, else its default's, else text."""
-        if self.spec is not None and self.spec.types:
-            return str(self.spec.types[0])
-        if self.has_default and self.default is not None:
-            value = self.default
-            for kind, python in (("boolean", bool), ("integer", int), ("number", float), ("array", (list, tuple)),
-                                 ("object", dict)):
-                if isinstance(value, python):
-                    return kind
-        return "string"
-
-    @property
-    def env_key(self) -> str | None:
-        """The env key a secret was read from (`env:KEY` or `env:KEY from .env`), if it was."""
-        if self.secret is None:
-            return None
-        match = re.match(r"env:([A-Za-z_][A-Za-z0-9_.\-]*)", self.secret.source)
-        return match.group(1) if match else None
-
-
-@dataclass
-class Message:
-    """One slot of the layout: a prompt kind's text, or the history (kind None)."""
-
-    kind: str | None
-    role: str
-    pieces: list[Piece] = field(default_factory=list)
-    #: The persona's own template for the kind (its Jinja source), where it has one.
-    source: str | None = None
-    #: The text the format writes for the kind as it is, instead of `pieces` (see `prepare`).
-    written: str | None = None
 
 
 @dataclass
@@ -242,63 +174,6 @@ class Exportable:
         return self.config.source_file or f"persona {self.value('name')!r}"
 
 
-def _untyped(spec: Any) -> Any:
-    return replace(spec, types=(), enum=None)
-
-
-def _usages(sources: list[str], names: set[str]) -> dict[str, str]:
-    """How each name is used by the Jinja sources: `plain`, `condition`, or the first other use."""
-    import jinja2
-    from jinja2 import nodes
-
-    environment = jinja2.Environment()
-    found: dict[str, str] = {}
-    for source in sources:
-        try:
-            tree = environment.parse(source)
-        except jinja2.TemplateSyntaxError:
-            continue
-        stack: list[tuple[nodes.Node, list[nodes.Node]]] = [(tree, [])]
-        while stack:
-            node, parents = stack.pop()
-            if isinstance(node, nodes.Name) and node.ctx == "load" and node.name in names:
-                found[node.name] = _worst(found.get(node.name, "plain"), _usage(node, parents))
-            for child in node.iter_child_nodes():
-                stack.append((child, [*parents, node]))
-    return found
-
-
-def _usage(node: Any, parents: list[Any]) -> str:
-    from jinja2 import nodes
-
-    current = node
-    for parent in reversed(parents):
-        if isinstance(parent, nodes.Filter) and parent.node is current and parent.name in _KEEPING_FILTERS:
-            current = parent
-            continue
-        if isinstance(parent, nodes.Output):
-            return "plain"
-        if isinstance(parent, (nodes.If, nodes.CondExpr)) and parent.test is current:
-            return "condition"
-        if isinstance(parent, nodes.Not) and parent.node is current:
-            return "condition"
-        if isinstance(parent, nodes.Filter):
-            return f"the filter {parent.name!r}"
-        if isinstance(parent, nodes.For):
-            return "a loop"
-        if isinstance(parent, nodes.Getattr):
-            return f"its attribute {parent.attr!r}"
-        if isinstance(parent, nodes.Getitem):
-            return "an index"
-        return f"a {type(parent).__name__.lower()} expression"
-    return "plain"
-
-
-def _worst(first: str, second: str) -> str:
-    order = {"plain": 0, "condition": 1}
-    return first if order.get(first, 2) >= order.get(second, 2) else second
-
-
 def prepare(
     persona: Any,
     format: str,
@@ -329,46 +204,19 @@ def prepare(
         raise ExportError("export takes a persona file or a ProfileConfig, which carry the persona's own fields")
     config = persona
     profile = config.create_profile(deployment=deployment, language=language, model=model)
-    slots = list(profile.layout)
-    kinds = [slot.kind for slot in slots if slot.kind]
+    kinds = [slot.kind for slot in profile.layout if slot.kind]
     others = [kind for kind in profile.templates if kind not in kinds]
-    plans = {kind: profile._plan(kind) for kind in [*kinds, *others]}
-    used: set[str] = set()
-    for plan in plans.values():
-        used |= set(plan.used)
-    # every secret a prompt reads, allowed into prompts or not: a file gets a reference, never the value
-    secret = {name for name, item in profile.resolved.items() if item.secret and item.value is not None} & used
-    order = [*profile.inputs, "question", *sorted(used)]
-    placeholders: dict[str, Placeholder] = {}
-    for name in dict.fromkeys(order):
-        if name not in used or name in _FILLED or (name in PROFILE_FIELDS and name not in secret):
-            continue
-        spec = profile.inputs.get(name)
-        if name in secret:
-            placeholders[name] = Placeholder(name, None, secret=profile.resolved[name])
-        elif name in profile.bound:
-            # an optional input stays a placeholder even where defaults are written in
-            if not inline_defaults or (spec is not None and not spec.required):
-                placeholders[name] = Placeholder(name, spec, profile.bound[name])
-        elif name not in profile.values:
-            placeholders[name] = Placeholder(name, spec)
+    placeholders = holes_of(profile, [*kinds, *others], {}, keep_defaults=not inline_defaults, optional_stay=True)
     exportable = Exportable(config, profile, format, placeholders, [])
     written: dict[str, str] = {}
     if verbatim is not None:
-        for kind in plans:
+        for kind in [*kinds, *others]:
             if kind in profile.templates:
                 text = verbatim(exportable, kind, profile.templates[kind].source)
                 if text is not None:
                     written[kind] = text
-    sources: list[str] = [plan.compiled.source for kind, plan in plans.items() if kind not in written]
-    fields_read: set[str] = set()
-    for kind, plan in plans.items():
-        if kind not in written:
-            fields_read |= {name for name, _ in plan.fields}
-    for name in fields_read:
-        value = profile.values.get(name)
-        sources += [value] if isinstance(value, str) else [item for item in value or () if isinstance(item, str)]
-    for name, how in _usages(sources, set(placeholders)).items():
+    rendered_kinds = [kind for kind in [*kinds, *others] if kind not in written]
+    for name, how in usages(sources_of(profile, rendered_kinds), set(placeholders)).items():
         if how == "condition":
             placeholders[name].usage = "condition"
             if name != "question":
@@ -378,64 +226,17 @@ def prepare(
                 f"{exportable.label}: a template uses {name!r} through {how}; {format} can only put a value in as it "
                 f"is, so write it as {{{{ {name} }}}}, or give it a fixed value (--var {name}=…)"
             )
-    _render(exportable, slots, others, written)
-    return exportable
 
+    def refuse(reason: str) -> ExportError:
+        return ExportError(f"{exportable.label}: {reason}; {format} can only put the value in as it is")
 
-def _render(exportable: Exportable, slots: list[Any], others: list[str], written: dict[str, str]) -> None:
-    profile = exportable.profile
-    placeholders = exportable.placeholders
-    values = dict(profile.values)
-    resolved = dict(profile.resolved)
-    for name, placeholder in placeholders.items():
-        if placeholder.secret is not None:
-            values[name] = _OPEN + name + _CLOSE
-            resolved[name] = Resolved(values[name], "export placeholder")
-    marked = replace(
-        profile,
-        inputs=MappingProxyType({name: _untyped(spec) for name, spec in profile.inputs.items()}),
-        values=MappingProxyType(values),
-        resolved=MappingProxyType(resolved),
-        bound=MappingProxyType({key: value for key, value in profile.bound.items() if key not in placeholders}),
-        plans={},
-    )
-    given = {name: _OPEN + name + _CLOSE for name, item in placeholders.items() if item.secret is None}
-
-    def message(kind: str, role: str) -> Message:
-        source = profile.templates[kind].source if kind in profile.templates else None
-        if kind in written:
-            return Message(kind, role, [], source, written[kind])
-        return Message(kind, role, _cut(marked.format_prompt(kind, **given), exportable), source)
-
-    for slot in slots:
-        if slot.history:
-            exportable.messages.append(Message(None, "history"))
-            continue
-        made = message(slot.kind, role_of(slot, profile.roles))
-        if made.pieces or made.written is not None:
-            exportable.messages.append(made)
+    exportable.messages = render_layout(profile, placeholders, {}, refuse, written=written)
+    rendered = marked(profile, placeholders)
+    values = {name: marker(name) for name, item in placeholders.items() if item.secret is None}
     for kind in others:
-        exportable.others[kind] = message(kind, profile.roles.get(kind, "user"))
-
-
-def _cut(text: str, exportable: Exportable) -> list[Piece]:
-    pieces: list[Piece] = []
-    position = 0
-    for match in _MARK.finditer(text):
-        if match.start() > position:
-            pieces.append(text[position : match.start()])
-        pieces.append(Var(match.group(1)))
-        position = match.end()
-    rest = text[position:]
-    if rest:
-        pieces.append(rest)
-    stray = [piece for piece in pieces if isinstance(piece, str) and (_OPEN in piece or _CLOSE in piece)]
-    if stray:
-        raise ExportError(
-            f"{exportable.label}: a template changes a placeholder's value (a filter such as upper); "
-            f"{exportable.format} can only put the value in as it is"
-        )
-    return pieces
+        exportable.others[kind] = render_kind(profile, rendered, kind, profile.roles.get(kind, "user"), values,
+                                              refuse, written)
+    return exportable
 
 
 def export_files(
