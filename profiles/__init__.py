@@ -20,7 +20,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 
 ```
  8  cli/                                   every click command; the only code that draws on a terminal
- 7  interop/                               other tools' files read into personas and written from them
+ 7  interop/ adapters/                     other tools' files read into personas and written from them;
+                                           personas handed to agent frameworks as their own objects
  6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
     report factories/                      diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);

@@ -27,7 +27,8 @@ text from ``embed(text)``: by default counts of hashed words, so texts with the 
 the same way whatever their order. Its request bodies go to ``embedding_requests``.
 
 The replies validate against the clients' own response models (``_strict_response_validation``).
-A streaming request is refused with a 400: this server does not stream. It records every request
+A Chat Completions request with ``stream: true`` gets the same reply as Server-Sent Events
+(content in two chunks, usage when ``stream_options.include_usage``); other APIs do not stream. It records every request
 body (parsed, and the raw bytes), its headers and path, and the highest number of requests handled
 at once. It serves at most :data:`MAX_REQUESTS` requests and stops when the test ends.
 """
@@ -233,9 +234,11 @@ class ChatServer:
                 if api is None:
                     self._embeddings(body)
                     return
-                if not isinstance(body, dict) or body.get("stream"):
+                if not isinstance(body, dict) or (body.get("stream") and api != "openai-chat"):
                     self._send(400, _error(api, "expected a JSON object for a non-streaming request"))
                     return
+                self._stream = bool(body.get("stream"))
+                self._usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 self._api = api
                 with server._lock:
                     server.paths.append(path)
@@ -326,6 +329,9 @@ class ChatServer:
                 )
 
             def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                if code == 200 and getattr(self, "_stream", False) and isinstance(payload, dict):
+                    self._send_events(payload, headers)
+                    return
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
                 self._leave()
                 self.send_response(code)
@@ -336,7 +342,48 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_events(self, completion: dict[str, Any], headers: dict[str, str] | None) -> None:
+                """A chat completion as Server-Sent Events, the way the API streams one."""
+                self._leave()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for chunk in _chunks(completion, self._usage):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode("utf-8") + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
         return Handler
+
+
+def _chunks(completion: dict[str, Any], usage: bool) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk`s a streamed reply arrives in: role, the content in two parts, the end."""
+    base = {key: completion[key] for key in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    chunks = []
+    for choice in completion.get("choices") or []:
+        message = choice.get("message") or {}
+        index = choice.get("index", 0)
+        chunks.append({**base, "choices": [{"index": index, "delta": {"role": "assistant", "content": ""},
+                                            "finish_reason": None}]})
+        content = message.get("content") or ""
+        middle = len(content) // 2
+        for part in (content[:middle], content[middle:]):
+            if part:
+                chunks.append({**base, "choices": [{"index": index, "delta": {"content": part},
+                                                    "finish_reason": None}]})
+        for number, call in enumerate(message.get("tool_calls") or []):
+            delta = {"tool_calls": [{"index": number, "id": call["id"], "type": "function",
+                                     "function": call["function"]}]}
+            chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        end = {"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}
+        chunks.append({**base, "choices": [end]})
+    if usage:
+        chunks.append({**base, "choices": [], "usage": completion.get("usage")})
+    return chunks
 
 
 def _error(api: str, message: str) -> dict[str, Any]:

@@ -156,18 +156,22 @@ def _worst(first: str, second: str) -> str:
 
 
 def holes_of(profile: Any, kinds: Iterable[str], given: Mapping[str, Any], *, keep_defaults: bool,
-             optional_stay: bool = False) -> dict[str, Placeholder]:
+             optional_stay: bool = False, allowed_secrets: bool = False) -> dict[str, Placeholder]:
     """The variables the prompts of `kinds` read that the caller gives later, with their specs.
 
     The question, declared inputs and variables nothing gives are holes; fields, the library's
     own variables and what `given` holds are not. A variable with a default is a hole (with its
     default) when `keep_defaults`, else its default is rendered in, except for an optional input
-    when `optional_stay`. Every secret a prompt reads is a hole too, allowed into prompts or not.
+    when `optional_stay`. A secret a prompt reads is a hole too: every one for a file, or with
+    `allowed_secrets` only those the persona does not let into prompts (the others render in).
     """
     used: set[str] = set()
     for kind in kinds:
         used |= set(profile._plan(kind).used)
-    secret = {name for name, item in profile.resolved.items() if item.secret and item.value is not None} & used
+    secret = {
+        name for name, item in profile.resolved.items()
+        if item.secret and item.value is not None and not (allowed_secrets and name in profile.allow_secrets)
+    } & used
     found: dict[str, Placeholder] = {}
     for name in dict.fromkeys([*profile.inputs, "question", *sorted(used)]):
         if name not in used or name in given or name in FILLED or (name in PROFILE_FIELDS and name not in secret):
