@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
+from tests.network import chat_server, loopback_only  # noqa: F401  (fixtures)
+
 EXAMPLES = Path(__file__).resolve().parent.parent.parent / "examples" / "interop"
 BAD = EXAMPLES / "bad"
+
+
+@pytest.fixture(autouse=True)
+def _loopback(loopback_only: list[str]) -> None:  # noqa: F811
+    """Every test here loads other tools' libraries: any lookup or connection beyond 127.0.0.1 fails it."""
 
 
 @pytest.fixture

@@ -32,7 +32,13 @@ _CHILD = textwrap.dedent(
     except ProfilesError as exc:
         result = {{"ok": False, "type": type(exc).__name__, "message": exc.message}}
     result["seconds"] = time.monotonic() - start
-    result["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM is this process's own peak; ru_maxrss would also count the test runner's size at fork
+    try:
+        with open("/proc/self/status") as status:
+            peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["peak_bytes"] = peak * 1024
     print(json.dumps(result))
     """
 )
