@@ -75,6 +75,8 @@ class Provenance:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: Each prompt-store key the profile read, with the version and label (`v3 label=production`).
     store_versions: Mapping[str, str] = field(default_factory=dict)
+    #: The persona's free-form `metadata:` (what an import kept under `metadata.<format>`, say).
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping, for a framework's metadata."""
@@ -85,6 +87,7 @@ class Provenance:
             "model": self.model,
             "sources": dict(self.sources),
             "store_versions": dict(self.store_versions),
+            "metadata": _plain(self.metadata),
         }
 
 
@@ -111,7 +114,17 @@ def provenance_of(profile: Any) -> Provenance:
         model=context.model,
         sources=sources,
         store_versions=store,
+        metadata=_plain(getattr(profile, "metadata", {}) or {}),
     )
+
+
+def _plain(value: Any) -> Any:
+    """Read-only mappings as plain dicts, for a framework's JSON metadata."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 def guarded(profile: Any, name: str, what: str) -> Any:

@@ -86,3 +86,16 @@ def test_secrets_are_not_copied(monkeypatch):
     secret_model, = parse_profiles("name: A\nrole: B\nmodel: {key: MODEL_TOKEN, default: x, secret: true}\n")
     with pytest.raises(SecretError):
         chat_model_kwargs(secret_model)
+
+
+def test_metadata_an_import_kept_reaches_the_framework_object():
+    """Fields with no persona equivalent (CrewAI's max_iter, say) travel with the prompt's provenance."""
+    from profiles import interop
+
+    from tests.interop.conftest import EXAMPLES
+
+    triage = interop.load("crewai", EXAMPLES / "crewai" / "support_crew").personas[0]
+    prompt = to_chat_prompt(triage.config, company="Acme", customer_name="Li", goal_input="a refund",
+                            role_input="CFO")
+    assert prompt.metadata["agent_profiles"]["metadata"]["crewai"]["max_iter"] == 8
+    assert prompt.metadata["agent_profiles"]["sources"]["role"].startswith("yaml:")
