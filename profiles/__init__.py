@@ -22,8 +22,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  8  cli/                                   every click command; the only code that draws on a terminal
  7  interop/ adapters/                     other tools' files read into personas and written from them;
                                            personas handed to agent frameworks as their own objects
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    report factories/                      diversity reports; personas from datasets, an LLM, or several
+ 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
+    review report factories/               prompt diffs and snapshots for review; diversity reports;
+                                           personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
@@ -37,6 +38,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     tools resources react                  tool specs, resources and the ReAct format,
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -56,8 +58,10 @@ from .errors import (
     HistoryError,
     InputError,
     InteropError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -68,6 +72,7 @@ from .errors import (
     SchemaReplyError,
     SecretError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -150,6 +155,7 @@ __all__ = [
     "InputSpec",
     "InteropError",
     "LLMProfileFactory",
+    "LabelConflictError",
     "MessageSlot",
     "OutputSchema",
     "Profile",
@@ -158,6 +164,7 @@ __all__ = [
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -173,6 +180,7 @@ __all__ = [
     "SecretError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",

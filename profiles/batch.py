@@ -98,8 +98,9 @@ def parse_shard(text: str) -> tuple[int, int]:
 def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     """A profile as persona data that `ProfileConfig` accepts again.
 
-    Set fields, own templates (inline), variables and tools are written; template folders are not,
-    since their paths belong to the base persona's folder.
+    Set fields, own templates (inline), variables, tools, inputs, model settings, the output schema
+    (inline), roles and the message layout are written; template folders are not, since their
+    paths belong to the base persona's folder.
 
     A secret field is written as its dynamic definition (provider and key), never as its value; a
     secret with no definition to write is left out.
@@ -125,7 +126,13 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     tools = getattr(profile, "tools", ())
     if tools:
         data["tools"] = [
-            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+                **({"strict": tool.strict} if getattr(tool, "strict", None) is not None else {}),
+            }
+            for tool in tools
         ]
     if getattr(profile, "requires_resources", False):
         data["requires_resources"] = True
@@ -133,6 +140,41 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
         data["allow_secrets"] = sorted(profile.allow_secrets)
     if getattr(profile, "metadata", None):
         data["metadata"] = dict(profile.metadata)
+    data.update(_request_data(profile, base))
+    return data
+
+
+def _request_data(profile: DefaultProfile, base: Any) -> dict[str, Any]:
+    """What turns the profile's prompts into messages and requests, as persona data."""
+    from .dynconfig import ConfigInfo
+    from .messages import DEFAULT_LAYOUT
+
+    data: dict[str, Any] = {}
+    inputs = getattr(profile, "inputs", {})
+    if inputs:
+        data["inputs"] = {name: spec.to_dict() for name, spec in inputs.items()}
+    settings: dict[str, Any] = {}
+    for name, item in getattr(profile, "settings", {}).items():
+        if item.secret:  # its definition, never its value
+            info = getattr(getattr(base, "model_settings", None), name, None)
+            if isinstance(info, ConfigInfo):
+                settings[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
+            continue
+        settings[name] = item.value
+    if getattr(profile, "settings_extra", None):
+        settings["extra"] = dict(profile.settings_extra)
+    if settings:
+        data["model_settings"] = settings
+    output = getattr(profile, "output_schema", None)
+    if output is not None:
+        data["output_schema"] = {"schema": output.as_dict(), "name": output.name, "strict": output.strict}
+        if output.description:
+            data["output_schema"]["description"] = output.description
+    if getattr(profile, "roles", None):
+        data["roles"] = dict(profile.roles)
+    layout = getattr(profile, "layout", DEFAULT_LAYOUT)
+    if layout != DEFAULT_LAYOUT:
+        data["messages"] = [slot.to_dict() for slot in layout]
     return data
 
 

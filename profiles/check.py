@@ -30,7 +30,7 @@ from typing import Any
 
 from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError
 
-__all__ = ["CheckReport", "check_paths"]
+__all__ = ["CheckReport", "check_paths", "kind_samples", "prompt_kinds"]
 
 
 @dataclass
@@ -74,8 +74,6 @@ def check_paths(paths: Iterable[str | Path]) -> CheckReport:
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
-    from .rendering.templates import PROMPT_KINDS
-
     def issue(message: str, *path: str) -> None:
         found = config.line_of(*path) if path else None
         issues.append(ConfigIssue(message, ".".join(path), found[0] if found else file, found[1] if found else None))
@@ -85,26 +83,19 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     except ProfilesError as exc:
         issue(exc.message)
         return
-    kinds = [*PROMPT_KINDS, *sorted(kind for kind in config.templates if kind not in PROMPT_KINDS)]
-    for slot in config.messages or ():
-        if slot.kind and slot.kind not in kinds:
-            kinds.append(slot.kind)
-    if profile.tools and "react" not in kinds:
-        kinds.append("react")
-    samples = dict(config.samples)
-    per_kind = {
-        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
-    }
+    kinds = prompt_kinds(config, profile)
+    samples, per_kind = _split_samples(config, kinds)
     inputs = getattr(profile, "inputs", {})
     for scope, given in [(None, samples), *per_kind.items()]:
-        for name, value in given.items():
+        for name, value in list(given.items()):
             spec = inputs.get(name)
             problem = spec.problem(value) if spec is not None and value is not None else None
             if problem:
                 what = f"sample {name!r}" + (f" for the {scope} prompt" if scope else "")
-                issue(f"{what} does not fit inputs.{name}: {problem}", "samples")
-    examples = {name: spec.examples[0] for name, spec in inputs.items() if spec.examples}
-    samples = {**examples, **samples}
+                issue(f"{what} does not fit inputs.{name}: {problem}", "samples", *([scope] if scope else [name]))
+                del given[name]  # reported once here, not again by every prompt it would reach
+    written = set(samples)  # an input's examples stand in for samples, but are not checked for use
+    samples = {**_examples(config), **samples}
     used_anywhere: set[str] = set()
     for kind in kinds:
         given = {**samples, **per_kind.get(kind, {})}
@@ -112,8 +103,43 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         used_anywhere |= used
         for name in sorted(set(per_kind.get(kind, {})) - used):
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
-    for name in sorted(set(samples) - used_anywhere):
+    for name in sorted(written - used_anywhere):
         issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
+
+
+def prompt_kinds(config: Any, profile: Any) -> list[str]:
+    """The prompt kinds `check` renders for a persona: the built-in ones, the persona's own, those of
+    its `messages:` layout, and `react` when it has tools. Snapshots and `profiles diff` render the
+    same ones."""
+    from .rendering.templates import PROMPT_KINDS
+
+    kinds = [*PROMPT_KINDS, *sorted(kind for kind in profile.templates if kind not in PROMPT_KINDS)]
+    for slot in getattr(config, "messages", None) or ():  # the kinds its message layout sends
+        if slot.kind and slot.kind not in kinds:
+            kinds.append(slot.kind)
+    if profile.tools and "react" not in kinds:
+        kinds.append("react")
+    return kinds
+
+
+def _split_samples(config: Any, kinds: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    samples = dict(config.samples)
+    per_kind = {
+        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
+    }
+    return samples, per_kind
+
+
+def _examples(config: Any) -> dict[str, Any]:
+    """The first example of each declared input that has one: a sample when the persona gives none."""
+    return {name: spec.examples[0] for name, spec in getattr(config, "inputs", {}).items() if spec.examples}
+
+
+def kind_samples(config: Any, kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """The sample values each kind is rendered with: inputs' examples, the shared samples, then the kind's own."""
+    samples, per_kind = _split_samples(config, kinds)
+    shared = {**_examples(config), **samples}
+    return {kind: {**shared, **per_kind.get(kind, {})} for kind in kinds}
 
 
 def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:

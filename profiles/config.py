@@ -28,6 +28,7 @@ from pydantic_core import PydanticCustomError
 
 from .errors import ConfigError, ConfigIssue
 from .fields import (
+    NO_SETTINGS,
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
     Inputs,
@@ -90,7 +91,8 @@ class _PersonaFields(BaseModel):
     template_roots: TemplateRoots = ()
     allow_secrets: tuple[str, ...] = ()
     model_settings: ModelSettingsField = Field(
-        default_factory=ModelSettings,
+        # shared, neither made nor copied per persona: loading thousands of personas is a hot path
+        default_factory=lambda: NO_SETTINGS,
         description="Sampling and length settings sent with every request: temperature, top_p, max_tokens, "
         "stop, seed, presence_penalty, frequency_penalty (each a value or a dynamic field), and extra body "
         "keys under extra. Each API gets the ones it takes, under its own names.",
@@ -206,7 +208,9 @@ class PersonaModel(_PersonaFields):
     `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
     deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
     may reach a prompt. `metadata` holds free-form data that travels with the persona (a sampling
-    plan's draws, say) and never reaches a prompt.
+    plan's draws, say) and never reaches a prompt. `inputs` declares the variables callers give,
+    with their types; `model_settings`, `output_schema`, `roles` and `messages` say how prompts
+    become chat messages and request bodies.
     """
 
     deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)

@@ -94,7 +94,7 @@ def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -
             updates[field] = {**getattr(config, field), **value}
             continue
         updates[field] = value
-        if field in PROFILE_FIELDS:
+        if field in PROFILE_FIELDS or field == "output_schema":
             where = config.line_of("deployments", deployment, field)
             sources[field] = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
     made = config.model_copy(update=updates)

@@ -14,6 +14,9 @@ ProfilesError
   SecretError            a secret would reach a prompt
   StoreError             the prompt store failed
     PromptNotFoundError    no prompt matches (also a LookupError)
+    StoreNotFoundError     no store at that URL: reading never creates one (also a LookupError)
+    LabelConflictError     a label moved since the caller read it (compare-and-set)
+    ProtectedLabelError    a protected label would move without force
   FactoryError           a factory could not create a profile
     DatasetRowError        a dataset row is not a valid persona (row, file line, column; its RowIssues)
     BatchError             a batch cannot start or resume (output, checkpoint or options)
@@ -47,8 +50,10 @@ __all__ = [
     "HistoryError",
     "InputError",
     "InteropError",
+    "LabelConflictError",
     "ProfilesError",
     "PromptNotFoundError",
+    "ProtectedLabelError",
     "ReactParseError",
     "RenderError",
     "ReplyError",
@@ -59,6 +64,7 @@ __all__ = [
     "SchemaReplyError",
     "SecretError",
     "StoreError",
+    "StoreNotFoundError",
     "TemplateNotFoundError",
     "UnknownProviderError",
 ]
@@ -199,6 +205,22 @@ class StoreError(ProfilesError):
 
 class PromptNotFoundError(StoreError, LookupError):
     """Raised when the prompt store has no prompt matching a request."""
+
+
+class StoreNotFoundError(StoreError, LookupError):
+    """Raised when a store is opened for reading where none exists: reading never creates a database."""
+
+
+class LabelConflictError(StoreError):
+    """Raised when a label move expected the label at one version and found it elsewhere.
+
+    Two releasers moving `production` at once: the second one's `expect=` no longer holds, so its
+    move is refused instead of silently overwriting the first. Read the label again and retry.
+    """
+
+
+class ProtectedLabelError(StoreError):
+    """Raised when a protected label (`store protect`) would move without `force=True` (`--force`)."""
 
 
 class FactoryError(ProfilesError):

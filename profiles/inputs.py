@@ -142,6 +142,15 @@ class InputSpec:
             schema["examples"] = list(self.examples)
         return schema
 
+    def to_dict(self) -> dict[str, Any]:
+        """The declaration as a persona file writes it."""
+        written = self.json_schema()
+        if "type" not in written and self.types:
+            written["type"] = list(self.types)
+        if not self.required:
+            written["required"] = False
+        return written
+
     @property
     def needs_value(self) -> bool:
         """Whether a render must be given a value: required and without a default."""

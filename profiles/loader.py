@@ -32,8 +32,9 @@ PERSONA_SUFFIXES = (".yaml", ".yml")
 #: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance.
 _NESTED_KEYS = ("deployments",)
 
-#: Fields whose keys get their lines recorded: each setting, for provenance; each input, for warnings.
-_MAPPED_KEYS = ("model_settings", "inputs")
+#: Fields whose keys get their lines recorded: each setting, for provenance; each input, for warnings;
+#: each template and sample, for problems found in them.
+_MAPPED_KEYS = ("model_settings", "inputs", "templates", "samples")
 
 
 def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> list[ConfigIssue]:
@@ -41,6 +42,9 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
     locate = locator(text, index, keys)
     located = []
     for issue in issues:
+        if issue.file is not None:  # it knows its place already, e.g. a template file's line
+            located.append(issue)
+            continue
         line, column = locate(issue.loc) if issue.loc else (None, None)
         located.append(replace(issue, file=file, line=line, column=column))
     return located

@@ -4,9 +4,9 @@ A persona's prompts become a list of chat messages by its layout, by default
 
 ```yaml
 messages:
-  - {role: system, kind: system}   # the system prompt
-  - {history: true}                # the caller's history, checked
-  - {role: user, kind: user}       # the user prompt
+  - {kind: system}     # the system prompt, sent as a system message
+  - {history: true}    # the caller's history, checked
+  - {kind: user}       # the user prompt, sent as a user message
 ```
 
 and `roles:` gives a kind its role where a slot names none (`roles: {planner: developer}`).
@@ -82,11 +82,11 @@ class MessageSlot:
         return {"kind": self.kind, **({"role": self.role} if self.role else {})}
 
 
-#: The layout of a persona that declares none.
+#: The layout of a persona that declares none; its roles come from `roles:`, else the kinds' defaults.
 DEFAULT_LAYOUT: tuple[MessageSlot, ...] = (
-    MessageSlot(kind="system", role="system"),
+    MessageSlot(kind="system"),
     MessageSlot(history=True),
-    MessageSlot(kind="user", role="user"),
+    MessageSlot(kind="user"),
 )
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "OutputSchema",
     "OutputSchemaSpecError",
     "build_output_schema",
+    "check_reference",
     "is_reference",
     "openai_strict_problems",
     "parse_reply",
@@ -80,12 +81,28 @@ def _jsonschema() -> Any:
 
 
 def is_reference(value: Any) -> bool:
-    """Whether `value` is the reference form rather than a schema written out."""
-    return (
-        isinstance(value, Mapping)
-        and sum(key in value for key in ("file", "store", "schema")) == 1
-        and all(key in SPEC_KEYS for key in value)
-    )
+    """Whether `value` is the reference form rather than a schema written out.
+
+    No JSON Schema keyword is called `file`, `store` or `schema`, so a mapping holding one is the
+    reference form (and `check_reference` says what is wrong with it, if anything).
+    """
+    return isinstance(value, Mapping) and any(key in value for key in ("file", "store", "schema"))
+
+
+def check_reference(value: Mapping[str, Any]) -> None:
+    """Refuse a reference form with two sources or keys it does not take.
+
+    Raises:
+        OutputSchemaSpecError: naming what to fix.
+    """
+    sources = [key for key in ("file", "store", "schema") if key in value]
+    if len(sources) != 1:
+        raise OutputSchemaSpecError([f"give one of file, store or schema, not {' and '.join(sources)}"])
+    unknown = sorted(str(key) for key in value if key not in SPEC_KEYS)
+    if unknown:
+        raise OutputSchemaSpecError(
+            [f"{sources[0]}: takes only name, strict and description beside it, not {', '.join(unknown)}"]
+        )
 
 
 def _where(path: Any) -> str:

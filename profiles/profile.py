@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import tracing
 from .context import Context, Resolved
 from .errors import (
     InputError,
@@ -35,7 +36,7 @@ from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_te
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
 from .requests import build_request, check_api
 from .resources import check_resources
-from .secrets import redact
+from .secrets import first_leak, redact
 from .settings import SETTING_NAMES, SettingError, check_setting
 from .template_inputs import known_variables
 from .tools import Tool, ToolSpecError, parse_tools
@@ -123,6 +124,8 @@ class _Plan:
     fields: tuple[tuple[str, Any], ...]
     #: Every variable the template or its templated fields read, for strict mode.
     used: frozenset[str]
+    #: Documented inputs of the kind (`question`, …) the persona declares as required and the template reads.
+    required: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,8 +145,6 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
-    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: What the profile was made for: its deployment, language and model (None where secret).
     context: Context = field(default_factory=Context, repr=False)
     #: The persona's declared inputs (`inputs:`), by template variable.
@@ -158,9 +159,30 @@ class DefaultProfile(Profile):
     layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
     #: The role each prompt kind is sent as where the layout names none (`roles:`).
     roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
+    #: The stored prompts its templates include, by the name they include them by (`store:x`).
+    includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: What it was made from, for traces: `file` (the persona file) and `deployment`.
+    origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The secrets the persona does not let out, with their names: worked out once, usually none.
+    _hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hidden = [
+            (name, item)
+            for name, item in self.resolved.items()
+            if item.secret and item.value is not None and name not in self.allow_secrets
+        ]
+        hidden += [
+            (f"model_settings.{name}", item)
+            for name, item in self.settings.items()
+            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
+        ]
+        object.__setattr__(self, "_hidden", tuple(hidden))
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -221,8 +243,64 @@ class DefaultProfile(Profile):
 
     @property
     def provenance(self) -> dict[str, str]:
-        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`."""
-        return {name: item.source for name, item in self.resolved.items()}
+        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`.
+
+        Templates from the store follow the fields as `templates.<kind>`, and the stored prompts
+        they include as `include store:<name>`, each with its version and label.
+        """
+        found = {name: item.source for name, item in self.resolved.items()}
+        for kind, template in self.templates.items():
+            if template.store_key:
+                found[f"templates.{kind}"] = template.origin
+        for name, part in self.includes.items():
+            found[f"include {name}"] = part.origin
+        return found
+
+    def trace_attributes(self, kind: str | None = None) -> dict[str, Any]:
+        """The OpenTelemetry span attributes of this profile (see `profiles.tracing`), and of the
+        template of `kind` when given. Names and versions only: never a value."""
+        values = self.values
+        attributes: dict[str, Any] = {
+            "profiles.persona.file": self.origin.get("file"),
+            "profiles.deployment": self.origin.get("deployment"),
+            "profiles.language": values.get("language") if isinstance(values.get("language"), str) else None,
+            "profiles.model": values.get("model") if isinstance(values.get("model"), str) else None,
+        }
+        keys: list[str] = []
+        versions: list[int] = []
+        labels: list[str] = []
+        arms: list[str] = []
+        stale = False
+        parts = [
+            *((item.details, item.stale) for item in self.resolved.values()),
+            *((item.details, False) for item in self.templates.values() if item.store_key),
+            *((item.details, False) for item in self.includes.values()),
+        ]
+        for details, was_stale in parts:
+            stale = stale or was_stale
+            if not details or "key" not in details:
+                continue
+            keys.append(str(details["key"]))
+            versions.append(int(details["version"]))
+            labels.append("pinned" if details.get("pinned") else str(details.get("label", "")))
+            arms.append(f"{details['arm']}/{details['arms']}" if "arm" in details else "")
+            stale = stale or bool(details.get("stale"))
+        if keys:
+            attributes.update(
+                {
+                    "profiles.store.keys": keys,
+                    "profiles.store.versions": versions,
+                    "profiles.store.labels": labels,
+                    "profiles.store.arms": arms,
+                }
+            )
+        attributes["profiles.stale"] = stale
+        if kind is not None:
+            compiled = self.template_for(kind)
+            attributes["profiles.prompt.kind"] = kind
+            attributes["profiles.template.name"] = compiled.name
+            attributes["profiles.template.hash"] = _text_hash(compiled.source)
+        return attributes
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
@@ -456,6 +534,8 @@ class DefaultProfile(Profile):
             unsupported=unsupported,
         )
         self._guard_secrets(body)
+        if tracing.recording():  # the prompts recorded themselves as they rendered; this names the API
+            tracing.annotate({**self.trace_attributes(), "profiles.request.api": api})
         return body
 
     def parse_reply(self, text: str) -> Any:
@@ -483,15 +563,16 @@ class DefaultProfile(Profile):
         """The Chat-shaped message list, history checked for `api`."""
         if strict and variables:
             self._check_strict_layout(variables)
-        common = {"question": question, "is_retry_chat": is_retry_chat}
 
         def render(kind: str) -> str:
             documented = PROMPT_INPUTS.get(kind, _EMPTY)
-            inputs = {name: value for name, value in {**common, **variables}.items() if name in documented}
-            caller = {name: value for name, value in variables.items() if name not in documented}
-            for name, value in common.items():
-                if name not in documented and name not in caller:
-                    caller[name] = value
+            inputs: dict[str, Any] = {}
+            caller: dict[str, Any] = {}
+            # question and is_retry_chat are inputs where the kind documents them, variables elsewhere
+            (inputs if "question" in documented else caller)["question"] = question
+            (inputs if "is_retry_chat" in documented else caller)["is_retry_chat"] = is_retry_chat
+            for name, value in variables.items():
+                (inputs if name in documented else caller)[name] = value
             if kind == "system":
                 inputs["resources"] = resources
             else:
@@ -499,8 +580,8 @@ class DefaultProfile(Profile):
             return self._render(kind, *self._prepare(kind, inputs, caller), False)
 
         messages = assemble(self.layout, self.roles, render, history, api=api)
-        if history:
-            self._guard_secrets(messages)
+        # the prompts never render a secret the persona keeps in; history and variables might carry one
+        self._guard_secrets(messages)
         return messages
 
     def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
@@ -551,28 +632,15 @@ class DefaultProfile(Profile):
 
     def _guard_secrets(self, data: Any) -> None:
         """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
-        hidden = [
-            (name, item)
-            for name, item in self.resolved.items()
-            if item.secret and item.value is not None and name not in self.allow_secrets
-        ]
-        hidden += [
-            (f"model_settings.{name}", item)
-            for name, item in self.settings.items()
-            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
-        ]
-        if not hidden:
+        if not self._hidden:
             return
-        texts = list(_strings(data))
-        for name, item in hidden:
-            values = item.value if isinstance(item.value, (list, tuple)) else (item.value,)
-            for value in values:
-                needle = str(value)
-                if len(needle) >= 3 and any(needle in text for text in texts):
-                    raise SecretError(
-                        f"the value of {name!r} (a secret, source {item.source}) appears in the messages or request; "
-                        f"remove it from the history and variables, or list {name} under allow_secrets"
-                    )
+        leaked = first_leak(data, [(name, item.value) for name, item in self._hidden])
+        if leaked is not None:
+            source = dict(self._hidden)[leaked].source
+            raise SecretError(
+                f"the value of {leaked!r} (a secret, source {source}) appears in the messages or request; "
+                f"remove it from the history and variables, or list {leaked} under allow_secrets"
+            )
 
     def _check_inputs(self, values: Mapping[str, Any]) -> None:
         """Refuse a value that does not fit its declared input, naming the input and what it takes."""
@@ -655,6 +723,8 @@ class DefaultProfile(Profile):
         if plan is None:
             plan = self.plans[kind] = self._plan(kind)
         compiled = plan.compiled
+        if tracing.recording():  # one dictionary lookup when no application traces
+            tracing.annotate(self.trace_attributes(kind))
         declared = compiled.declared
         if self.inputs:
             self._check_inputs(caller)
@@ -679,6 +749,10 @@ class DefaultProfile(Profile):
                     if name in self.inputs:
                         raise self._missing_input(name, compiled)
                     raise self._missing(name, compiled, kind)
+        if plan.required:
+            for name in plan.required:
+                if variables.get(name) is None:
+                    raise self._missing_input(name, compiled)
         if plan.secret:
             for name in plan.secret:
                 if name not in caller and inputs.get(name) is None:
@@ -726,7 +800,12 @@ class DefaultProfile(Profile):
         used = set(compiled.declared)
         for template in self._field_template_list():
             used |= template.declared
-        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
+        required = tuple(
+            name
+            for name in compiled.declared
+            if name in defaults and name in self.inputs and self.inputs[name].needs_value and name not in self.bound
+        )
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), required)
 
     def _kind_defaults(self, kind: str) -> dict[str, Any]:
         """What a kind's templates read when nothing else gives it: documented inputs, tools, out_schema."""
@@ -831,6 +910,8 @@ def build_profile(
     template_roots: Sequence[Path] = (),
     literal: Collection[str] = (),
     templates: Mapping[str, TemplateSource] | None = None,
+    includes: Mapping[str, TemplateSource] | None = None,
+    origin: Mapping[str, Any] | None = None,
     settings: Mapping[str, Resolved] | None = None,
     output_schema: Any = FROM_CONFIG,
     deployment: str | None = None,
@@ -841,12 +922,15 @@ def build_profile(
     once, so an unknown model warns at creation and never again at render. A secret's value is
     data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
     can reach a prompt or a message. Fields named in `literal` are data too (a dataset's cells,
-    say): braces in them are printed as they are and never run.
+    say): braces in them are printed as they are and never run. `includes` are the texts of the
+    named parts the templates include (fetched by resolution); the renderer serves them by name,
+    sandboxed and bounded like any template. `origin` says what the profile was made from.
 
     `settings` are the resolved model settings and `output_schema` the fetched schema; left out,
     they are resolved here for the profile's language, model and `deployment`.
     """
-    renderer = get_renderer(template_roots)
+    sources = {name: part.source for name, part in includes.items()} if includes else None
+    renderer = get_renderer(template_roots, sources)
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
@@ -859,6 +943,8 @@ def build_profile(
                 _compile_field(renderer, f"{name}[{index}]", item) if has_template_syntax(item) else item
                 for index, item in enumerate(value)
             )
+    if deployment is None and origin:
+        deployment = origin.get("deployment")
     context = Context(
         language=None if _secret(resolved, "language") else values.get("language"),
         model=None if _secret(resolved, "model") else values.get("model"),
@@ -872,6 +958,8 @@ def build_profile(
             settings = resolve_settings(config, asked) if config.model_settings else {}
         if output_schema is FROM_CONFIG:
             output_schema = fetch_output_schema(config, asked, lines=config)
+    if isinstance(output_schema, OutputSchema) and output_schema.origin == "inline":
+        output_schema = replace(output_schema, origin=_written_at(config, "output_schema"))
     inputs = dict(config.inputs)
     defaults = {name: spec.default for name, spec in inputs.items() if spec.has_default}
     return DefaultProfile(
@@ -886,7 +974,6 @@ def build_profile(
         tools=tuple(config.tools),
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
-        metadata=MappingProxyType(config.metadata),
         context=context,
         inputs=MappingProxyType(inputs),
         settings=MappingProxyType(dict(settings)),
@@ -894,7 +981,23 @@ def build_profile(
         output_schema=output_schema if isinstance(output_schema, OutputSchema) else None,
         layout=config.messages or DEFAULT_LAYOUT,
         roles=MappingProxyType(dict(config.roles)),
+        metadata=MappingProxyType(config.metadata),
+        includes=MappingProxyType(dict(includes or {})),
+        origin=MappingProxyType(dict(origin or {})),
     )
+
+
+def _written_at(config: PersonaModel, field_name: str) -> str:
+    """Where a field was written, as provenance says it: `yaml:a.yaml:12`, `overlay prod: a.yaml:30`."""
+    private = config.__pydantic_private__ or {}
+    overlaid = (private.get("_overlay_sources") or {}).get(field_name)
+    if overlaid:
+        return overlaid
+    where = config.line_of(field_name)
+    if where:
+        return f"yaml:{where[0]}:{where[1]}"
+    source_file = private.get("_source_file")
+    return private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
 
 
 def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
@@ -902,17 +1005,10 @@ def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
     return item is not None and item.secret
 
 
-def _strings(data: Any) -> Any:
-    """Every text inside `data`, keys included, however deep."""
-    if isinstance(data, str):
-        yield data
-    elif isinstance(data, Mapping):
-        for key, value in data.items():
-            yield from _strings(key)
-            yield from _strings(value)
-    elif isinstance(data, (list, tuple)):
-        for item in data:
-            yield from _strings(item)
+def _text_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _has_text(value: Any) -> bool:

@@ -18,13 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import tracing
 from .config import PersonaModel
 from .context import Context, Resolved
 from .deployments import for_deployment
 from .errors import FactoryError, ProfilesError
-from .profile import Profile, build_profile
+from .profile import DefaultProfile, Profile, build_profile
 from .resolve import (
     choose_deployment,
+    choose_rollout_key,
     env_template_roots,
     fetch_output_schema,
     fetch_templates,
@@ -54,7 +56,9 @@ class ProfileConfig(PersonaModel):
     resources; `template_roots` names folders (relative to the persona, inside its folder)
     searched for `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments`
     maps a deployment name to the fields it overrides, and `allow_secrets` names the secret fields
-    that may reach a prompt.
+    that may reach a prompt. `inputs` declares the variables callers give, with their types;
+    `model_settings`, `output_schema`, `roles` and `messages` say how prompts become chat messages
+    (`format_messages`) and request bodies (`to_request`).
     """
 
     def create_profile(
@@ -65,6 +69,8 @@ class ProfileConfig(PersonaModel):
         model: str | None = None,
         deployment: str | None = None,
         overrides: Mapping[str, Any] | None = None,
+        rollout_key: str | None = None,
+        store_versions: Mapping[str, int] | None = None,
     ) -> Profile:
         """Resolve every field for this context and return an immutable profile.
 
@@ -74,13 +80,25 @@ class ProfileConfig(PersonaModel):
         factory, when set, is called with keyword arguments and its non-None result wins over the
         fields.
 
+        `rollout_key` (a user or session id; else `PROFILES_ROLLOUT_KEY`) picks one version of a
+        store label rolled out over several, the same one for the same key every time; without a
+        key, the first. `store_versions` pins store keys to versions (`{"summarizer/system": 4}`),
+        whatever the labels say: to see a version before it is released.
+
         Raises:
             ResolutionError: a provider failed or is unknown, or the deployment name is unsafe.
             ConfigError: an override names an unknown field.
             RenderError: a field's template syntax does not parse.
         """
         return create_profile(
-            self, profile_id, language=language, model=model, deployment=deployment, overrides=overrides
+            self,
+            profile_id,
+            language=language,
+            model=model,
+            deployment=deployment,
+            overrides=overrides,
+            rollout_key=rollout_key,
+            store_versions=store_versions,
         )
 
     def for_deployment(self, deployment: str | None) -> ProfileConfig:
@@ -100,19 +118,26 @@ def create_profile(
     model: str | None = None,
     deployment: str | None = None,
     overrides: Mapping[str, Any] | None = None,
+    rollout_key: str | None = None,
+    store_versions: Mapping[str, int] | None = None,
 ) -> Profile:
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
     deployment = choose_deployment(deployment)
     config = for_deployment(persona, deployment)
     roots = (*config.template_roots, *env_template_roots())
-    if not overrides and is_literal(config):
-        return _literal_profile(config, profile_id, language, model, deployment, roots)
+    if not overrides and not store_versions and is_literal(config):
+        profile = _literal_profile(config, profile_id, language, model, deployment, roots, persona._source_file)
+        if tracing.recording():
+            tracing.annotate(profile.trace_attributes())
+        return profile
     context = Context(
         language=language,
         model=model,
         deployment=deployment,
         base_dir=persona._base_dir,
         overrides=dict(overrides or {}),
+        rollout_key=choose_rollout_key(rollout_key),
+        store_versions=dict(store_versions or {}),
     )
     resolved = resolve_fields(config, context)
     if config.factory is not None:
@@ -120,17 +145,23 @@ def create_profile(
         if made is not None:
             return made
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
-    templates = fetch_templates(config, chosen, lines=persona)
-    return build_profile(
+    fetched = fetch_templates(config, chosen, lines=persona)
+    templates, includes = fetched if fetched is not None else (None, None)
+    built = build_profile(
         config,
         profile_id,
         resolved,
         template_roots=roots,
         templates=templates,
+        includes=includes,
+        origin={"file": persona._source_file, "deployment": deployment},
         settings=resolve_settings(config, chosen),
         output_schema=fetch_output_schema(config, chosen, lines=persona),
         deployment=deployment,
     )
+    if tracing.recording():
+        tracing.annotate(built.trace_attributes())
+    return built
 
 
 def _literal_profile(
@@ -140,22 +171,24 @@ def _literal_profile(
     model: str | None,
     deployment: str | None,
     roots: tuple[Path, ...],
-) -> Profile:
+    source_file: str | None,
+) -> DefaultProfile:
     """A persona without dynamic fields resolves the same way every time: build it once per context."""
     private = config.__pydantic_private__
     built: dict[Any, Any] = private["_memo"].setdefault("built", {})
-    key = (language, model, deployment, roots)
+    key = (language, model, roots, deployment)
     profile = built.get(key)
     if profile is None:
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
-        resolved = resolve_fields(config, context)
+        origin = {"file": source_file, "deployment": deployment}
         profile = built[key] = build_profile(
             config,
             None,
-            resolved,
+            resolve_fields(config, context),
             template_roots=roots,
+            origin=origin,
             settings=resolve_settings(config, context),
             output_schema=config.output_schema,
             deployment=deployment,

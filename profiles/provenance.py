@@ -60,4 +60,6 @@ def explain_profile(profile: Explainable) -> list[ExplainRow]:
     output = getattr(profile, "output_schema", None)
     if output is not None:
         rows.append(ExplainRow("output_schema", output.name, output.origin))
+    for name, part in getattr(profile, "includes", {}).items():  # stored prompts the templates include
+        rows.append(ExplainRow(f"include {name}", part.source, part.origin))
     return rows

@@ -92,7 +92,11 @@ def _output_schema_schema() -> dict[str, Any]:
             reference("file", {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}}),
             reference("store", {"type": "string", "minLength": 1}),
             reference("schema", {"type": ["object", "boolean"]}),
-            {"type": "object", "description": "A JSON Schema written out."},
+            {
+                "type": "object",
+                "description": "A JSON Schema written out.",
+                "not": {"anyOf": [{"required": ["file"]}, {"required": ["store"]}, {"required": ["schema"]}]},
+            },
         ],
     }
 
@@ -261,6 +265,8 @@ def persona_schema() -> dict[str, Any]:
             ]
         },
     }
+    # an overlay may change any field but these three, which belong to the persona file itself
+    overlay = {key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory")}
     # an overlay may change any field but these, which belong to the persona file itself
     overlay = {
         key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory", "metadata")

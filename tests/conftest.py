@@ -16,9 +16,10 @@ CONFIGS = REPO / "profile_configs"
 
 #: The switches that keep the agent frameworks the adapters drive from phoning home (the OpenAI
 #: Agents SDK exports traces to api.openai.com, CrewAI sends telemetry, LangSmith traces), set
-#: before any test imports one. Tests reach only 127.0.0.1; tests/adapters/conftest.py refuses the rest.
+#: before any test imports one. Tests reach only 127.0.0.1; tests/network.py refuses the rest.
+#: (OTEL_SDK_DISABLED would also silence CrewAI's exporter, but the tracing tests need the SDK;
+#: the CrewAI tests set it for their own run.)
 QUIET_FRAMEWORKS = {
-    "OTEL_SDK_DISABLED": "true",
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
     "LANGCHAIN_TRACING_V2": "false",
     "LANGSMITH_TRACING": "false",

@@ -19,6 +19,10 @@ and answers each request with the next scripted item, in the shape of the API as
 - an :class:`Empty`: a 200 with ``choices: []`` or with empty content;
 - a callable taking the request body and returning one of the above, to answer by content.
 
+The replies validate against the clients' own response models (``_strict_response_validation``).
+A Chat Completions request with ``stream: true`` gets the same reply as Server-Sent Events
+(content in two chunks, usage when ``stream_options.include_usage``); other APIs do not stream.
+
 ``ChatServer(default=item)`` answers with `item` once the script is used up (a callable that
 writes personas, say), and ``max_requests`` raises the bound for long runs.
 
@@ -26,11 +30,9 @@ writes personas, say), and ``max_requests`` raises the bound for long runs.
 text from ``embed(text)``: by default counts of hashed words, so texts with the same words point
 the same way whatever their order. Its request bodies go to ``embedding_requests``.
 
-The replies validate against the clients' own response models (``_strict_response_validation``).
-A Chat Completions request with ``stream: true`` gets the same reply as Server-Sent Events
-(content in two chunks, usage when ``stream_options.include_usage``); other APIs do not stream. It records every request
-body (parsed, and the raw bytes), its headers and path, and the highest number of requests handled
-at once. It serves at most :data:`MAX_REQUESTS` requests and stops when the test ends.
+It records every request body (parsed, and the raw bytes), its headers and path, and the highest
+number of requests handled at once. It serves at most :data:`MAX_REQUESTS` requests and stops
+when the test ends.
 """
 
 from __future__ import annotations
@@ -45,7 +47,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 __all__ = [
-    "FROM_SCHEMA", "MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status", "ToolCall", "word_embedding",
+    "FROM_SCHEMA",
+    "MAX_REQUESTS",
+    "ChatServer",
+    "Empty",
+    "Reply",
+    "Stall",
+    "Status",
+    "ToolCall",
+    "word_embedding",
 ]
 
 #: Requests one server answers before refusing all others, so a retry loop gone wrong ends.
@@ -229,9 +239,9 @@ class ChatServer:
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
-                    self._send(400, _error(api or "openai-chat", "body is not JSON"))
+                    self._send(400, _error(api, "body is not JSON"))
                     return
-                if api is None:
+                if path in EMBEDDING_PATHS:
                     self._embeddings(body)
                     return
                 if not isinstance(body, dict) or (body.get("stream") and api != "openai-chat"):
@@ -255,8 +265,8 @@ class ChatServer:
                 finally:
                     self._leave()
 
-            def _embeddings(self, body: Any) -> None:
-                texts = body.get("input") if isinstance(body, dict) else None
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                texts = body.get("input")
                 if isinstance(texts, str):
                     texts = [texts]
                 if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):

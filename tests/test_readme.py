@@ -40,6 +40,32 @@ def _store_outside_the_repo(_readme_store, monkeypatch):
     """The examples must not leave a `.profiles/store.db` in the repository."""
     monkeypatch.setenv("PROFILES_STORE_URL", _readme_store)
     monkeypatch.delenv("PROFILES_STORE_LABELS", raising=False)
+    monkeypatch.delenv("PROFILES_ROLLOUT_KEY", raising=False)
+    monkeypatch.setenv("PROFILES_AUTHOR", "readme")
+
+
+@pytest.fixture(autouse=True)
+def _providers_as_before():
+    """An example that registers its own `store` provider does not change what the next one reads."""
+    from profiles import providers
+
+    saved = dict(providers._providers)
+    yield
+    providers._providers.clear()
+    providers._providers.update(saved)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_snapshot_left():
+    """The snapshot and export examples write under build/ (ignored by git); removed before and after."""
+    import shutil
+
+    folders = [REPO / "build" / "prompt-snapshot", REPO / "build" / "prompt-export"]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    yield
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_readme_has_examples():
@@ -127,3 +153,11 @@ def test_error_tree_matches_the_library():
                     classes.add(value.__name__)
     named = set(re.findall(r"^\s*(\w+Error)\b", tree(README), re.M))
     assert classes == named
+
+
+def test_request_example_is_the_bundled_persona():
+    """The persona shown under 'Messages, requests and replies' is profile_configs/triage.yaml as shipped."""
+    shown = next(body for _, lang, body in BLOCKS if lang == "yaml" and body.startswith("name: Iris"))
+    bundled = (REPO / "profile_configs" / "triage.yaml").read_text(encoding="utf-8")
+    assert bundled.endswith(shown)
+    assert all(line.startswith("#") for line in bundled[: -len(shown)].splitlines())

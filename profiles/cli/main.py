@@ -18,6 +18,7 @@ from .group import ProfilesGroup
 from .interop import export, import_
 from .personas import check, explain, render, schema, validate
 from .report import report
+from .review import diff
 from .store import store
 
 __all__ = ["cli", "main"]
@@ -34,6 +35,7 @@ def cli() -> None:
       profiles validate profile_configs/
       profiles check profile_configs/
       profiles explain profile_configs/summarizer.yaml --deployment prod
+      profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
@@ -42,7 +44,7 @@ def cli() -> None:
     """
 
 
-for _command in (render, validate, check, explain, schema, batch, generate, report, store, import_, export):
+for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store, import_, export):
     cli.add_command(_command)
 
 

@@ -11,7 +11,15 @@ import click
 
 from ..errors import ConfigError
 from ..history import APIS
-from .options import parse_vars, read_history, showing_warnings, store_option, typed_vars, using_store
+from .options import (
+    parse_vars,
+    read_history,
+    rollout_key_option,
+    showing_warnings,
+    store_option,
+    typed_vars,
+    using_store,
+)
 
 __all__ = ["check", "explain", "render", "schema", "validate"]
 
@@ -64,6 +72,7 @@ KINDS = ("system", "user", "write_memory")
     help="A JSON file holding a list of chat turns ({role, content}, OpenAI Chat shape), for --messages and --request.",
 )
 @store_option
+@rollout_key_option
 def render(
     path: Path,
     question: str | None,
@@ -79,6 +88,7 @@ def render(
     request_api: str | None,
     history_file: Path | None,
     store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Render the prompts of the persona in PATH, as text, chat messages or a request body.
 
@@ -103,7 +113,9 @@ def render(
         raise click.UsageError("--history goes with --messages or --request")
     history = read_history(history_file) if history_file is not None else None
     with showing_warnings(), using_store(store_url):  # e.g. an unknown model, shown once
-        profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+        profile = load_profile(path).create_profile(
+            language=language, model=model, deployment=deployment, rollout_key=rollout_key
+        )
     given = typed_vars(getattr(profile, "inputs", {}), given)
     if as_messages or request_api:
         if request_api:
@@ -162,21 +174,41 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
+@click.option(
+    "--snapshot",
+    "snapshot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write every rendered prompt (each persona × deployment × kind) to files in DIR.",
+)
+@click.option(
+    "--snapshot-check",
+    "snapshot_check_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Compare every rendered prompt with the snapshot in DIR; list and diff what changed, exit 2 if any.",
+)
+@store_option
+def check(
+    paths: tuple[Path, ...], snapshot_dir: Path | None, snapshot_check_dir: Path | None, store_url: str | None
+) -> None:
     """Load and render every persona in PATHS with its samples; list every problem, exit 2 if any.
 
     \b
-    Example:
+    Examples:
       profiles check profile_configs/
+      profiles check profile_configs/ --snapshot prompts.snapshot/
+      profiles check profile_configs/ --snapshot-check prompts.snapshot/
     """
     from ..check import check_paths
+    from .review import run_snapshot
 
-    with showing_warnings():  # e.g. an input no template reads
+    with showing_warnings(), using_store(store_url):
         report = check_paths(paths)
-    for file in report.checked:
-        click.echo(f"ok {file}")
-    if not report.ok:
-        raise ConfigError(report.issues)
+        for file in report.checked:
+            click.echo(f"ok {file}")
+        if not report.ok:
+            raise ConfigError(report.issues)
+        if snapshot_dir is not None or snapshot_check_dir is not None:
+            run_snapshot(paths, snapshot_dir, snapshot_check_dir)
 
 
 @click.command()
@@ -190,14 +222,23 @@ def check(paths: tuple[Path, ...]) -> None:
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @store_option
+@rollout_key_option
 def explain(
-    path: Path, deployment: str | None, language: str | None, model: str | None, as_json: bool, store_url: str | None
+    path: Path,
+    deployment: str | None,
+    language: str | None,
+    model: str | None,
+    as_json: bool,
+    store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Show each field of the persona in PATH, its value and where it came from.
 
     Sources read like `yaml:profile_configs/summarizer.yaml:12`, `overlay staging: …:31`,
     `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod`, `store:summarizer/name v3
-    label=production` or `default`. Secrets show as ***.
+    label=production` (the label of the deployment's chain that matched, and the rollout arm when
+    the label is rolled out) or `default`. Templates from the store and the stored prompts they
+    include follow as `templates.<kind>` and `include store:<name>`. Secrets show as ***.
 
     \b
     Example:
@@ -206,7 +247,7 @@ def explain(
     from ..explain import explain as explain_persona
 
     with showing_warnings(), using_store(store_url):  # e.g. an unknown deployment, shown once
-        rows = explain_persona(path, deployment=deployment, language=language, model=model)
+        rows = explain_persona(path, deployment=deployment, language=language, model=model, rollout_key=rollout_key)
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
         return

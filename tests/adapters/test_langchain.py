@@ -91,7 +91,6 @@ def test_secrets_are_not_copied(monkeypatch):
 def test_metadata_an_import_kept_reaches_the_framework_object():
     """Fields with no persona equivalent (CrewAI's max_iter, say) travel with the prompt's provenance."""
     from profiles import interop
-
     from tests.interop.conftest import EXAMPLES
 
     triage = interop.load("crewai", EXAMPLES / "crewai" / "support_crew").personas[0]

@@ -31,7 +31,7 @@ def test_import_writes_one_persona_per_agent_and_lists_what_changed(runner, tmp_
 
 
 def test_imported_prompty_files_pass_profiles_check(runner, tmp_path):
-    result = runner.invoke(cli, ["import", "prompty", str(EXAMPLES / "prompty" / "v2"), "--out", str(tmp_path)])
+    result = runner.invoke(cli, ["import", "prompty", str(EXAMPLES / "prompty" / "v1"), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     checked = runner.invoke(cli, ["check", str(tmp_path)])
     assert checked.exit_code == 0, checked.output

@@ -3,7 +3,7 @@
 CrewAI needs openai below 3 and an OpenTelemetry that google-adk refuses, so it cannot share the
 test extra: these tests run in an environment of their own (`.ci/crewai.sh`: `pip install -e .
 crewai pytest`, `pytest -m crewai`) and are left out of the main run. CrewAI's telemetry is off
-(tests/conftest.py sets CREWAI_DISABLE_TELEMETRY and OTEL_SDK_DISABLED before it is imported).
+(tests/conftest.py sets CREWAI_DISABLE_TELEMETRY, this module OTEL_SDK_DISABLED, before it is imported).
 """
 
 from __future__ import annotations
@@ -16,6 +16,13 @@ from profiles import interop, load_profile
 from .conftest import EXAMPLES
 
 pytestmark = pytest.mark.crewai
+
+
+
+@pytest.fixture(autouse=True)
+def _quiet_crewai(monkeypatch):
+    """CrewAI's OpenTelemetry exporter reads this when crewai is imported, which only these tests do."""
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
 
 
 def _crew(files, server, inputs):
