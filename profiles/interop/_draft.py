@@ -165,6 +165,12 @@ class Draft:
         if line is not None:
             self.lines[name] = line
 
+    def set_text(self, name: str, value: Any, line: int | None = None) -> None:
+        """Set a persona text field from a source's plain text: braces in it stay text, never a template."""
+        from .placeholders import escape_jinja
+
+        self.set(name, escape_jinja(value) if isinstance(value, str) else value, line)
+
     def keep(self, key: str, value: Any, line: int | None = None, *, why: str = "") -> None:
         """Keep a source field with no persona equivalent under `metadata.<format>.<key>`."""
         if secret_name(key.rsplit(".", 1)[-1]) and not _references_only(value):
@@ -182,7 +188,9 @@ class Draft:
         self.note(kind, f"{key} dropped: {why}", line)
 
     def derive(self, name: str, value: str, how: str) -> None:
-        self.fields[name] = value
+        from .placeholders import escape_jinja
+
+        self.fields[name] = escape_jinja(value)
         self.derived[name] = how
         self.note("derived", f"{name} {value!r} derived {how} ({self.format} has no {name})")
 

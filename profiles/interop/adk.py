@@ -131,12 +131,12 @@ def _agent(source: Source) -> Draft:
     name = data.get("name")
     draft = Draft("adk", source.file, source.path, str(name or source.path.stem))
     if isinstance(name, str) and name:
-        draft.set("name", name, source.line("name"))
+        draft.set_text("name", name, source.line("name"))
     else:
         draft.derive("name", source.path.stem, "from the file name")
     description = data.get("description")
     if isinstance(description, str) and description.strip():
-        draft.set("goal", description.strip(), source.line("description"))
+        draft.set_text("goal", description.strip(), source.line("description"))
     draft.derive("role", title_words(str(draft.fields["name"])), "from the name")
     texts = {}
     for key in ("static_instruction", "instruction"):
@@ -180,7 +180,7 @@ def _agent(source: Source) -> Draft:
         if key in ("name", "description", "instruction", "static_instruction", "agent_class", "sub_agents"):
             continue
         if key == "model":
-            draft.set("model", value, line)
+            draft.set_text("model", value, line)
         elif key in _CODE_KEYS:
             draft.drop(key, _CODE_KEYS[key], line, kind="code")
         elif key == "generate_content_config" and isinstance(value, dict):

@@ -84,12 +84,12 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
     draft = Draft("agentspec", source.file, source.path, str(data.get("id") or data.get("name") or source.path.stem))
     name = data.get("name")
     if isinstance(name, str) and name:
-        draft.set("name", name, source.line("name"))
+        draft.set_text("name", name, source.line("name"))
     else:
         draft.derive("name", source.path.stem, "from the file name")
     description = data.get("description")
     if isinstance(description, str) and description.strip():
-        draft.set("goal", description.strip(), source.line("description"))
+        draft.set_text("goal", description.strip(), source.line("description"))
     metadata = data.get("metadata")
     if isinstance(metadata, dict):
         for key, value in metadata.items():
@@ -172,7 +172,7 @@ def _llm(draft: Draft, source: Source, llm: Any) -> None:
     for key, value in llm.items():
         line = source.line(*where, key)
         if key == "model_id":
-            draft.set("model", value, line)
+            draft.set_text("model", value, line)
         elif key == "default_generation_parameters" and isinstance(value, dict):
             for option, setting in value.items():
                 option_line = source.line(*where, key, option)
@@ -285,9 +285,9 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
         if spec is not None and spec.enum is not None:
             prop["enum"] = list(spec.enum)
         inputs.append(prop)
-    agent: dict[str, Any] = {"component_type": "Agent", "id": agent_id, "name": name}
+    agent: dict[str, Any] = {"component_type": "Agent", "id": agent_id, "name": item.plain("name") or name}
     goal = item.profile.resolved.get("goal")
-    agent["description"] = goal.value if goal is not None and goal.value and not goal.secret else None
+    agent["description"] = item.plain("goal") if goal is not None and goal.value and not goal.secret else None
     metadata: dict[str, Any] = dict(native.get("metadata") or {})
     home = item.home(("goal",))
     if home:

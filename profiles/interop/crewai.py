@@ -190,10 +190,10 @@ def _agent(
         if key == "llm" and isinstance(value, str):
             provider, _, model = value.partition("/")
             if model:
-                draft.set("model", model, line)
+                draft.set_text("model", model, line)
                 draft.extra["llm_provider"] = provider
             else:
-                draft.set("model", value, line)
+                draft.set_text("model", value, line)
         elif key == "llm":
             draft.drop("llm", "a mapping here is not a model name (CrewAI refuses it too); set the model in the "
                        "persona", line)

@@ -76,6 +76,17 @@ class Exportable:
     def value(self, name: str) -> Any:
         return self.profile.values.get(name)
 
+    def plain(self, name: str) -> Any:
+        """A text field as plain text for a format's plain field (a description): escapes undone."""
+        value = self.profile.values.get(name)
+        if not isinstance(value, str) or "{" not in value:
+            return value
+        try:
+            pieces = from_jinja(value)
+        except Unsupported:
+            return value
+        return "".join("{{ " + piece.name + " }}" if isinstance(piece, Var) else piece for piece in pieces)
+
     def text(self, kind: str) -> list[Piece] | None:
         for message in self.messages:
             if message.kind == kind:

@@ -131,14 +131,14 @@ def _names(draft: Draft, front: Source, data: dict[str, Any]) -> None:
     if name is not None:
         if not isinstance(name, str):
             raise ConfigError(front.issue(f"{name_key} must be text", name_key))
-        draft.set("name", draft.text_reference("name", name, front.line(name_key)), front.line(name_key))
+        draft.set_text("name", draft.text_reference("name", name, front.line(name_key)), front.line(name_key))
         if name_key == "displayName" and data.get("name"):
             draft.extra["name"] = data["name"]
     description = data.get("description")
     if description is not None:
         if not isinstance(description, str):
             raise ConfigError(front.issue("description must be text", "description"))
-        draft.set("goal", draft.text_reference("goal", description.strip(), front.line("description")),
+        draft.set_text("goal", draft.text_reference("goal", description.strip(), front.line("description")),
                   front.line("description"))
     if "name" not in draft.fields:
         draft.derive("name", draft.path.stem, "from the file name")
@@ -220,14 +220,14 @@ def _model(draft: Draft, front: Source, model: Any) -> None:
     if model is None:
         return
     if isinstance(model, str):
-        draft.set("model", draft.text_reference("model", model, front.line("model")), front.line("model"))
+        draft.set_text("model", draft.text_reference("model", model, front.line("model")), front.line("model"))
         return
     if not isinstance(model, dict):
         raise ConfigError(front.issue("model must be a name or a mapping", "model"))
     for key, value in model.items():
         line = front.line("model", key)
         if key == "id":
-            draft.set("model", draft.text_reference("model", value, line), line)
+            draft.set_text("model", draft.text_reference("model", value, line), line)
         elif key == "options" and isinstance(value, dict):
             for option, setting in value.items():
                 option_line = front.line("model", "options", option)
@@ -266,7 +266,7 @@ def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
     model_key = next((key for key in ("azure_deployment", "name", "model") if value.get(key) is not None), None)
     if model_key is not None:
         line = front.line(*where, model_key)
-        draft.set("model", draft.text_reference("model", value[model_key], line), line)
+        draft.set_text("model", draft.text_reference("model", value[model_key], line), line)
     connection: dict[str, Any] = {}
     for option, setting in value.items():
         line = front.line(*where, option)
@@ -559,7 +559,7 @@ def _reference(item: Any, name: str) -> Any:
     if resolved.secret:
         item.note("secret", f"{name} holds a secret ({resolved.source}) that is not an env reference; not written")
         return None
-    return resolved.value
+    return item.plain(name)
 
 
 def _property(name: str, schema: Any) -> dict[str, Any]:

@@ -93,12 +93,12 @@ def _text(source: Source, value: Any, *where: Any) -> str:
 def _identity(draft: Draft, source: Source, data: dict[str, Any]) -> None:
     name = data.get("name")
     if isinstance(name, str) and name:
-        draft.set("name", name, source.line("name"))
+        draft.set_text("name", name, source.line("name"))
     else:
         draft.derive("name", draft.path.stem, "from the file name")
     description = data.get("description")
     if isinstance(description, str) and description.strip():
-        draft.set("goal", description.strip(), source.line("description"))
+        draft.set_text("goal", description.strip(), source.line("description"))
     draft.derive("role", title_words(str(draft.fields["name"])), "from the name")
 
 
@@ -180,7 +180,7 @@ def _agent(source: Source) -> Any:
             for option, setting in value.items():
                 option_line = source.line("model", option)
                 if option == "id" and isinstance(setting, str) and not setting.startswith("${"):
-                    draft.set("model", setting, option_line)
+                    draft.set_text("model", setting, option_line)
                 elif option == "options" and isinstance(setting, dict):
                     for setting_name, setting_value in setting.items():
                         draft.setting(setting_name, setting_value, source.line("model", "options", setting_name),
@@ -265,7 +265,7 @@ def _execution_settings(draft: Draft, source: Source, value: Any) -> None:
         for name, setting in settings.items():
             setting_line = source.line("execution_settings", service, name)
             if name == "model_id":
-                draft.set("model", setting, setting_line)
+                draft.set_text("model", setting, setting_line)
             else:
                 draft.setting(name, setting, setting_line, f"execution_settings.{service}.{name}")
 

@@ -6,6 +6,7 @@ those loaders follow code references and expand aliases, which is why the import
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -198,3 +199,17 @@ def test_a_placeholder_in_a_filter_is_refused(write):
     with pytest.raises(ExportError) as caught:
         export(path, "agentspec", model="m")
     assert "'topic' through the filter 'upper'" in str(caught.value)
+
+
+def test_braces_in_plain_fields_stay_text_both_ways(tmp_path):
+    """A description with {{ braces }} is text in Agent Spec: it imports as text and exports back the same."""
+    source = tmp_path / "a.json"
+    source.write_text('{"component_type": "Agent", "name": "Ada {{x}}", "description": "Reply as {% raw %} {{ x }}",'
+                      ' "system_prompt": "Hi", "llm_config": {"component_type": "OpenAiConfig", "name": "m",'
+                      ' "model_id": "m"}}')
+    (persona,) = interop.load("agentspec", source).personas
+    profile = persona.config.create_profile().with_templates(system="{{ name }}: {{ goal }}")
+    assert profile.format_system_prompt() == "Ada {{x}}: Reply as {% raw %} {{ x }}"
+    files, _ = export(persona.config, "agentspec")
+    written = json.loads(next(iter(files.values())))
+    assert written["description"] == "Reply as {% raw %} {{ x }}" and written["name"] == "Ada {{x}}"
