@@ -5,8 +5,10 @@ from profiles import interop
 
 result = interop.load("crewai", "examples/interop/crewai/research_crew")
 for persona in result.personas:
-    print(persona.stem, persona.config.create_profile().get_role())
-print(interop.export("profile_configs/summarizer.yaml", "agentspec")["summarizer.agentspec.json"])
+    print(persona.stem, persona.config.create_profile().get_role())  # researcher {{ topic }} Senior Data Researcher
+    for note in persona.notes:
+        print(" ", note)  # what was derived, renamed, kept as metadata or dropped
+print(interop.export("profile_configs/triage.yaml", "agentspec")["iris.agentspec.json"])
 ```
 
 | format | reads | writes |
@@ -27,13 +29,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, ConfigIssue
-from ._draft import ImportedPersona, ImportResult, Note
 from .formats import EXPORT_FORMATS, IMPORT_FORMATS
 
+if TYPE_CHECKING:
+    from ._draft import ImportedPersona, ImportResult, Note
+
 __all__ = ["EXPORT_FORMATS", "IMPORT_FORMATS", "ImportResult", "ImportedPersona", "Note", "export", "load"]
+
+def __getattr__(name: str) -> Any:
+    # the result types load with the readers, so `profiles --help` does not pay for them
+    if name in ("ImportResult", "ImportedPersona", "Note"):
+        from . import _draft
+
+        return getattr(_draft, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def _module(name: str) -> Any:
     return import_module(f".{name}", __name__)
@@ -54,7 +67,14 @@ def load(format: str, path: str | Path) -> ImportResult:
 
 
 def export(persona: Any, format: str, **options: Any) -> dict[str, str]:
-    """The other tool's file(s) for a persona, by file name; see `profiles.interop.export_files`."""
+    """The other tool's file(s) for a persona file or `ProfileConfig` (a list of them: a CrewAI crew), by name.
+
+    `options`: `deployment`, `language`, `model`, and for `agentspec` `base_url`. Notes on what
+    was written in, converted or left out come with `profiles.interop.exporter.write`.
+
+    Raises:
+        ExportError: the format is unknown, or the persona cannot be written in it.
+    """
     from .exporter import export_files
 
     return export_files(persona, format, **options)
