@@ -61,13 +61,15 @@ def to_chat_prompt(
     Raises:
         AdapterError: langchain-core is missing, or a template uses an `invoke` value in a filter
             or loop (pass it here instead).
-        SecretError: a secret the persona does not allow would reach the template.
+        InputError: a value given here does not fit its declared input.
     """
     prompts = framework("langchain_core.prompts", _EXTRA, "langchain-core")
     messages_module = framework("langchain_core.messages", _EXTRA, "langchain-core")
     profile = as_profile(persona, deployment=deployment, language=language, model=model)
+    if variables:
+        profile = profile.partial(**variables)  # checked against the declared inputs now
     kinds = [slot.kind for slot in profile.layout if slot.kind]
-    holes = holes_of(profile, kinds, variables, keep_defaults=False, allowed_secrets=True)
+    holes = holes_of(profile, kinds, {}, keep_defaults=False, allowed_secrets=True)
     for name, how in usages(sources_of(profile, kinds), set(holes)).items():
         if how not in ("plain", "condition"):
             raise AdapterError(
@@ -75,7 +77,7 @@ def to_chat_prompt(
                 f"value in as it is, so pass {name}=… to to_chat_prompt"
             )
     parts: list[Any] = []
-    for message in render_layout(profile, holes, variables, lambda reason: AdapterError(reason)):
+    for message in render_layout(profile, holes, {}, lambda reason: AdapterError(reason)):
         if message.kind is None:
             parts.append(prompts.MessagesPlaceholder("history", optional=True))
         elif any(isinstance(piece, Var) for piece in message.pieces):

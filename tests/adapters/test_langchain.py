@@ -98,3 +98,13 @@ def test_metadata_an_import_kept_reaches_the_framework_object():
                             role_input="CFO")
     assert prompt.metadata["agent_profiles"]["metadata"]["crewai"]["max_iter"] == 8
     assert prompt.metadata["agent_profiles"]["sources"]["role"].startswith("yaml:")
+
+
+def test_values_given_when_building_are_checked_against_inputs(configs):
+    from profiles.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        to_chat_prompt(configs / "triage.yaml", tier="platinum")
+    assert "'tier'" in str(caught.value) and "'free', 'pro', 'enterprise'" in str(caught.value)
+    prompt = to_chat_prompt(configs / "triage.yaml", tier="pro")
+    assert "Customer plan: pro" in prompt.invoke({"ticket": "x"}).to_messages()[-1].content
