@@ -70,6 +70,8 @@ def _resolve(source: Source, value: Any, referenced: dict[str, Any], where: tupl
     """`value` with a `{$component_ref: id}` replaced by its component."""
     if isinstance(value, dict) and set(value) == {"$component_ref"}:
         ref = value["$component_ref"]
+        if not isinstance(ref, str):
+            raise ConfigError(source.issue("$component_ref must name a component id", *where))
         if ref in seen:
             raise ConfigError(source.issue(f"$component_ref {ref!r} refers to itself through "
                                            f"{' → '.join(seen)}; break the cycle", *where))
