@@ -22,9 +22,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  8  cli/                                   every click command; the only code that draws on a terminal
  7  interop/ adapters/                     other tools' files read into personas and written from them;
                                            personas handed to agent frameworks as their own objects
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
-    review report factories/               prompt diffs and snapshots for review; diversity reports;
-                                           personas from datasets, an LLM, or several
+ 6  loader explain validate check         persona files and folders, explain, validate, check,
+    batch generate review report           batch, generate, prompt diffs and snapshots for review;
+    factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
@@ -59,6 +59,7 @@ from .errors import (
     InputError,
     InteropError,
     LabelConflictError,
+    OutputError,
     ProfilesError,
     PromptNotFoundError,
     ProtectedLabelError,
@@ -126,11 +127,19 @@ _LAZY = {
     "parse_profiles": "loader",
     "persona_schema": "schema",
     "register_provider": "providers",
+    "ChatTemplate": "rendering.chat_template",
+    "JinjaAdditions": "rendering.plugins",
+    "register_extension": "rendering.plugins",
+    "register_filter": "rendering.plugins",
+    "register_global": "rendering.plugins",
+    "register_test": "rendering.plugins",
+    "render_chat_template": "rendering.chat_template",
 }
 
 __all__ = [
     "AdapterError",
     "BatchError",
+    "ChatTemplate",
     "CheckReport",
     "CompositeProfileFactory",
     "ConfigError",
@@ -154,9 +163,11 @@ __all__ = [
     "InputError",
     "InputSpec",
     "InteropError",
+    "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",
     "MessageSlot",
+    "OutputError",
     "OutputSchema",
     "Profile",
     "ProfileConfig",
@@ -202,7 +213,12 @@ __all__ = [
     "looks_like_credential",
     "parse_profiles",
     "persona_schema",
+    "register_extension",
+    "register_filter",
+    "register_global",
     "register_provider",
+    "register_test",
+    "render_chat_template",
 ]
 
 if TYPE_CHECKING:
@@ -231,7 +247,15 @@ if TYPE_CHECKING:
     from .providers.env import EnvProvider
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
+    from .rendering.chat_template import ChatTemplate, render_chat_template
     from .rendering.families import UnknownModelWarning
+    from .rendering.plugins import (
+        JinjaAdditions,
+        register_extension,
+        register_filter,
+        register_global,
+        register_test,
+    )
     from .report import diversity_report
     from .requests import build_request
     from .schema import persona_schema

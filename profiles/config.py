@@ -9,6 +9,7 @@ applying overlays and rendering happen in the layers above (`resolve`, `deployme
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -26,7 +27,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from .errors import ConfigError, ConfigIssue
+from .dynconfig import ConfigInfo
+from .errors import ConfigError, ConfigIssue, edit_distance
 from .fields import (
     NO_SETTINGS,
     PROFILE_FIELDS,
@@ -46,11 +48,30 @@ from .fields import (
     base_dir_var,
     template_sources,
     type_name,
+    variable_values,
 )
+from .inputs import InputSpec, InputSpecError
 from .providers.env import DEPLOYMENT_PATTERN
 from .settings import SETTING_NAMES
 
-__all__ = ["DeploymentOverlay", "PersonaModel", "config_error_from", "known_field_names"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "PYTHON_ONLY_FIELDS",
+    "DeploymentOverlay",
+    "PersonaModel",
+    "config_error_from",
+    "kind_typos",
+    "known_field_names",
+]
+
+#: What a prompt kind's name may look like: it names a template file, `<kind>.j2`.
+_KIND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+#: Kinds every profile can render; a new kind one edit away from one of them is taken for a typo.
+BUILTIN_KINDS = ("system", "user", "write_memory", "react")
+
+#: Fields only Python can set: YAML has no way to write them.
+PYTHON_ONLY_FIELDS = ("factory",)
 
 #: Set while validating a parent persona, which need not have a name and role of its own.
 _PARTIAL: ContextVar[bool] = ContextVar("profiles_partial", default=False)
@@ -66,48 +87,90 @@ _FILLED = ("tools", "tool_names", "resources", "react")
 
 
 class _PersonaFields(BaseModel):
-    """The fields a persona and each of its deployment overlays may set, with their validation."""
+    """The fields a persona and each of its deployment overlays may set, with their validation.
+
+    Each field's description says what it holds; the README's field table and the JSON Schema are
+    made from them, so a new field needs only its description to be documented.
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
-    name: Text = None
-    role: Text = None
-    goal: Text = None
-    desc: Text = None
-    constraints: TextList = None
-    expand_prompt: Text = None
-    examples: Text = None
-    retry_goal: Text = None
-    retry_constraints: TextList = None
-    language: Text = None
-    model: Text = None
-    avatar: Text = None
-    templates: dict[str, TemplateSource] = Field(default_factory=dict)
-    variables: dict[str, Any] = Field(default_factory=dict)
-    #: Sample values `profiles check` renders with: variable → value, or prompt kind → {variable: value}.
-    samples: dict[str, Any] = Field(default_factory=dict)
-    tools: Tools = ()
-    requires_resources: bool = False
-    template_roots: TemplateRoots = ()
-    allow_secrets: tuple[str, ...] = ()
+    name: Text = Field(
+        None, description="The agent's name, e.g. Aristotle; required unless a parent or factory gives it."
+    )
+    role: Text = Field(None, description="What the agent is, e.g. Summarizer; required like `name`.")
+    goal: Text = Field(None, description="What the agent aims at.")
+    desc: Text = Field(None, description="A longer description of the agent.")
+    constraints: TextList = Field(None, description="Rules the agent keeps; rendered as a numbered list.")
+    expand_prompt: Text = Field(
+        None, description="Extra instructions; may use template variables such as {{ agents }}."
+    )
+    examples: Text = Field(None, description="Examples of good answers.")
+    retry_goal: Text = Field(None, description="The goal used when retrying after a failed answer.")
+    retry_constraints: TextList = Field(None, description="The constraints used when retrying.")
+    language: Text = Field(
+        None, description="The answer language and template locale, e.g. en, zh, zh-TW; none means English."
+    )
+    model: Text = Field(None, description="The model the prompts are for; picks model-specific templates.")
+    avatar: Text = Field(None, description="An avatar URL or name for user interfaces.")
+    templates: dict[str, TemplateSource] = Field(
+        default_factory=dict,
+        description="A prompt kind's own template: {file: path relative to this file}, {inline: text}, or "
+        "{store: prompt name}, read from the prompt store when the profile is created.",
+    )
+    variables: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Values of template variables; a mapping holding `key` is resolved like a dynamic field "
+        "({key: COMPANY_NAME, default: Acme}), any other value is used as written.",
+    )
+    samples: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Sample values `profiles check` renders every prompt with: variable name to value; a key "
+        "naming a prompt kind (system, user, write_memory, react, or a kind of this persona) with a mapping as "
+        "its value holds samples for that kind only, which win over the shared ones.",
+    )
+    tools: Tools = Field(
+        (),
+        description="Tools the react prompt offers: each a name, what it does, and the JSON Schema of its "
+        "arguments.",
+    )
+    requires_resources: bool = Field(
+        False, description="Refuse to render the system prompt without resources that have content."
+    )
+    template_roots: TemplateRoots = Field(
+        (),
+        description="Folders, relative to this file and inside its folder, holding `<family>/<locale>/<kind>.j2` "
+        "templates and an optional `families.yaml`; searched before the bundled templates.",
+    )
+    kinds: tuple[str, ...] = Field(
+        (),
+        description="Prompt kinds this persona adds, e.g. [handoff]. A kind one letter away from system, user, "
+        "write_memory or react is taken for a typo unless it is listed here or found in a template root.",
+    )
+    allow_secrets: tuple[str, ...] = Field(
+        (),
+        description="Secret fields (secret: true, or read from a credential-like key) that may reach a prompt, a "
+        "message or a request body; a model setting is named model_settings.<name>.",
+    )
     model_settings: ModelSettingsField = Field(
         # shared, neither made nor copied per persona: loading thousands of personas is a hot path
         default_factory=lambda: NO_SETTINGS,
         description="Sampling and length settings sent with every request: temperature, top_p, max_tokens, "
-        "stop, seed, presence_penalty, frequency_penalty (each a value or a dynamic field), and extra body "
-        "keys under extra. Each API gets the ones it takes, under its own names.",
+        "stop, seed, presence_penalty, frequency_penalty (each a value or a dynamic field), and request body "
+        "keys passed through untouched under extra. Each API gets the ones it takes, under its own names (see "
+        "the table of settings per API).",
     )
     output_schema: OutputSchemaField = Field(
         None,
-        description="The JSON Schema replies follow: written inline, {file: path} inside the persona's folder, "
-        "or {store: name}. Templates get it as out_schema, requests as their response format, and "
-        "parse_reply checks replies against it.",
+        description="The JSON Schema replies follow: written inline, {file: path} (JSON or YAML, inside the "
+        "persona's folder), {store: prompt name}, or {schema: {...}} with name and strict. Templates get it as "
+        "out_schema, requests as their response format, and parse_reply checks replies against it.",
     )
     inputs: Inputs = Field(
         default_factory=dict,
         description="The template variables callers give, each with type, enum, description, required "
-        "(default true), default and examples. Once declared, a template reading any other variable is an "
-        "error when the persona is loaded.",
+        "(default true), default and examples. Once declared, a template (or a file it extends, includes or "
+        "imports) reading any other variable is an error when the persona is loaded, at that file's line.",
     )
     roles: Roles = Field(
         default_factory=dict,
@@ -128,11 +191,7 @@ class _PersonaFields(BaseModel):
     @field_validator("variables", mode="before")
     @classmethod
     def _check_variables(cls, value: Any) -> Any:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-            raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
-        return value
+        return variable_values(value)
 
     @field_validator("samples", mode="before")
     @classmethod
@@ -148,6 +207,26 @@ class _PersonaFields(BaseModel):
                 raise PydanticCustomError("samples_type", "samples for {kind} must map variable names to values",
                                           {"kind": key})
         return value
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _check_kinds(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise PydanticCustomError(
+                "kinds_type",
+                "expected a list of prompt kind names, e.g. [handoff]; got {kind}",
+                {"kind": type_name(value)},
+            )
+        bad = [item for item in value if not isinstance(item, str) or not _KIND_NAME.fullmatch(item)]
+        if bad:
+            raise PydanticCustomError(
+                "kinds_name",
+                "kind {name} is not a name a template file can have; use letters, digits, '_' and '-', e.g. handoff",
+                {"name": repr(bad[0])},
+            )
+        return tuple(value)
 
     @field_validator("allow_secrets", mode="before")
     @classmethod
@@ -213,17 +292,24 @@ class PersonaModel(_PersonaFields):
     become chat messages and request bodies.
     """
 
-    deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
+    deployments: dict[DeploymentName, DeploymentOverlay] = Field(
+        default_factory=dict,
+        description="Per deployment (dev, staging, prod, a customer), the fields it changes; an empty entry "
+        "keeps the base persona.",
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         description=(
             "Free-form data kept with the persona and written out unchanged, never rendered into a prompt: "
             "text keys, JSON values (text, numbers, true/false, null, lists, mappings), at most "
             "64,000 characters as JSON and 8 levels deep. `profiles generate --plan` keeps the attributes "
-            "drawn for the persona under `metadata.plan`."
+            "drawn for the persona under `metadata.plan`; `profiles import` keeps another tool's fields that "
+            "have no persona equivalent under `metadata.<format>`, and adapters pass it on."
         ),
     )
-    factory: Any = None
+    factory: Any = Field(
+        None, description="A ProfileFactory (or callable) whose non-None profile wins over the fields; Python only."
+    )
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source_file: str | None = PrivateAttr(default=None)
@@ -248,6 +334,10 @@ class PersonaModel(_PersonaFields):
             raise config_error_from(exc, missing=missing) from None
         if missing:
             raise ConfigError([_missing_issue(field) for field in missing])
+        if not _PARTIAL.get():
+            typos = kind_typos(self)
+            if typos:
+                raise ConfigError(typos)
         if self.inputs and not _DEFERRED.get() and not _PARTIAL.get():
             self._check_templates()
 
@@ -330,7 +420,7 @@ class PersonaModel(_PersonaFields):
                     raise _entry_error(message, *where, "inputs", name)
             for name, value in variables.items():
                 spec = inputs.get(name)
-                problem = spec.problem(value) if spec is not None and value is not None else None
+                problem = _variable_problem(spec, value) if spec is not None and value is not None else None
                 if problem:
                     raise _entry_error(f"does not fit inputs.{name}: {problem}", *where, "variables", name)
         return self
@@ -373,9 +463,67 @@ def _unset(value: Any) -> bool:
     return value is None or (isinstance(value, (dict, tuple)) and not value)
 
 
+def _variable_problem(spec: InputSpec, value: Any) -> str | None:
+    """Why a `variables:` entry does not fit its declared input; a dynamic entry's default is read as text."""
+    if not isinstance(value, ConfigInfo):
+        return spec.problem(value)
+    default = value.default
+    if default is None:
+        return None  # nothing to check until a provider answers (resolution reads it by the type)
+    if isinstance(default, str):
+        try:
+            spec.from_text(default)
+        except InputSpecError as exc:
+            return f"its default {exc.reason}"
+        return None
+    return spec.problem(default)
+
+
 def _entry_error(message: str, *path: Any) -> PydanticCustomError:
     """An error at `path` (below the persona), raised from a check of the whole persona."""
     return PydanticCustomError("persona_entry", "{reason}", {"reason": message, "persona_path": tuple(path)})
+
+
+def kind_typos(config: PersonaModel) -> list[ConfigIssue]:
+    """A `templates:` kind one edit away from a built-in kind, neither declared under `kinds:` nor in a root.
+
+    `templates: {sytem: …}` would otherwise be taken for a new kind, and the system prompt would
+    silently keep the default template.
+    """
+    places: list[tuple[tuple[str, ...], dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = [
+        ((), dict(config.templates), config.kinds, config.template_roots)
+    ]
+    for deployment, overlay in config.deployments.items():
+        if overlay.templates:
+            kinds = (*config.kinds, *overlay.kinds)
+            roots = (*config.template_roots, *overlay.template_roots)
+            places.append((("deployments", deployment), dict(overlay.templates), kinds, roots))
+    issues = []
+    for prefix, templates, declared, roots in places:
+        for kind in templates:
+            if kind in BUILTIN_KINDS or kind in declared:
+                continue
+            near = [builtin for builtin in BUILTIN_KINDS if edit_distance(kind, builtin, limit=1) <= 1]
+            if not near or kind in _root_kinds(roots):
+                continue
+            issues.append(
+                ConfigIssue(
+                    f"prompt kind {kind!r} is one letter away from the built-in {near[0]!r}; did you mean "
+                    f"{near[0]!r}? If {kind!r} is a kind of its own, list it under 'kinds: [{kind}]'",
+                    ".".join((*prefix, "templates", kind)),
+                    loc=(*prefix, "templates", kind),
+                    code="kind_typo",
+                )
+            )
+    return issues
+
+
+def _root_kinds(roots: tuple[Any, ...]) -> frozenset[str]:
+    if not roots:
+        return frozenset()
+    from .rendering.renderer import get_renderer
+
+    return get_renderer(roots).kinds
 
 
 def _missing_issue(field: str) -> ConfigIssue:
@@ -438,7 +586,6 @@ def _unknown_setting_message(name: str) -> str:
 
 
 def known_field_names() -> list[str]:
-    """Every field a persona file may set, for did-you-mean hints."""
-    return [*PROFILE_FIELDS, "templates", "variables", "samples", "factory", "tools", "requires_resources",
-            "template_roots", "allow_secrets", "model_settings", "output_schema", "inputs", "roles", "messages",
-            "deployments", "metadata", "extends"]
+    """Every field a persona file may set, for did-you-mean hints: the model's fields and `extends`."""
+    names = [name for name in PersonaModel.model_fields if name not in PYTHON_ONLY_FIELDS]
+    return [*PROFILE_FIELDS, *(name for name in names if name not in PROFILE_FIELDS), "extends"]

@@ -59,9 +59,11 @@ __all__ = [
     "TemplateRoots",
     "Tools",
     "base_dir_var",
+    "confine_root_var",
     "merge_model_settings",
     "template_sources",
     "type_name",
+    "variable_values",
 ]
 
 #: Fields holding one text each.
@@ -137,6 +139,30 @@ def _text(value: Any) -> Any:
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
 
 
+def variable_values(value: Any) -> dict[str, Any]:
+    """`variables:`: each name's literal value, or a dynamic entry resolved like a dynamic field.
+
+    A mapping holding `key` is dynamic (`company: {key: COMPANY_NAME, default: Acme}`), with the
+    keys a dynamic field takes; any other value, mappings included, is the variable's value as is.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
+    result: dict[str, Any] = {}
+    for name, item in value.items():
+        if isinstance(item, Mapping) and "key" in item:
+            try:
+                result[name] = _dynamic(item, list_field=False)
+            except PydanticCustomError as exc:
+                raise PydanticCustomError(
+                    "variable_dynamic", "variable {name}: {reason}", {"name": repr(name), "reason": str(exc)}
+                ) from None
+        else:
+            result[name] = item
+    return result
+
+
 def _text_list(value: Any) -> Any:
     if value is None or isinstance(value, ConfigInfo):
         return value
@@ -181,16 +207,25 @@ def _fail(code: str, message: str) -> PydanticCustomError:
 
 
 def _confined(base_dir: Path, relative: str, what: str = "template") -> Path:
-    """Resolve a persona-relative path, refusing anything that leads outside `base_dir`."""
+    """Resolve a path relative to `base_dir`, refusing anything that leads outside the confinement root.
+
+    The root is `confine_root_var` (the folder of the persona being loaded, set by the loader), else
+    `base_dir` itself. A parent persona in `bases/` may so name `../prompts` when that stays inside
+    the loaded persona's folder; a persona loaded on its own may not leave its folder. Checked after
+    resolving, so a symlink cannot lead out either. `what` names the file in messages and codes
+    (`template`, `output_schema`).
+    """
+    code = what.replace(" ", "_")
     pure = PurePosixPath(relative.replace("\\", "/"))
-    if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
-        raise _fail(
-            f"{what}_path", f"{what} path {relative!r} must be relative to the persona's folder, without '..'"
-        )
-    root = base_dir.resolve()
-    target = (root / pure).resolve()
+    if pure.is_absolute() or relative[1:3] in (":\\", ":/"):
+        raise _fail(f"{code}_path", f"{what} path {relative!r} must be relative to the persona's folder")
+    root = (confine_root_var.get() or base_dir).resolve()
+    target = (base_dir.resolve() / pure).resolve()
     if target != root and root not in target.parents:
-        raise _fail(f"{what}_path", f"{what} path {relative!r} leads outside the persona's folder")
+        raise _fail(
+            f"{code}_path",
+            f"{what} path {relative!r} leads outside {root}, the folder of the persona being loaded",
+        )
     return target
 
 
@@ -242,14 +277,29 @@ TEMPLATE_SPECS = ("file", "inline", "store")
 #: The folder a persona's template files are read from while it is being validated.
 base_dir_var: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
 
+#: The folder no template path may lead out of: the loaded persona's, also while its parents load.
+confine_root_var: ContextVar[Path | None] = ContextVar("profiles_confine_root", default=None)
+
 #: Longest template file read from disk, in bytes.
 MAX_TEMPLATE_BYTES = 1_000_000
 
 
+def _hidden(relative: str) -> bool:
+    """Whether a relative path names a hidden file or folder (`.env`, `.git/config`)."""
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    return any(part.startswith(".") and part not in (".", "..") for part in parts)
+
+
 def _read_file(base_dir: Path, relative: str, what: str) -> str:
-    """The text of a file next to the persona, confined to its folder and bounded in size."""
-    path = _confined(base_dir, relative, what.replace(" ", "_"))
+    """The text of a file next to the persona, confined to its folder and bounded in size.
+
+    A hidden file is refused: a `.env` beside the persona holds secrets, and neither a template
+    nor an output schema ever comes from one.
+    """
     code = what.replace(" ", "_")
+    if _hidden(relative):
+        raise _fail(f"{code}_path", f"{what} path {relative!r} names a hidden file; use a name without a leading '.'")
+    path = _confined(base_dir, relative, what)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
             raise _fail(f"{code}_size", f"{what} file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")

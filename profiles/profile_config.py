@@ -31,8 +31,10 @@ from .resolve import (
     fetch_output_schema,
     fetch_templates,
     is_literal,
+    require_fields,
     resolve_fields,
     resolve_settings,
+    resolve_variables,
 )
 from .secrets import redact
 
@@ -144,6 +146,7 @@ def create_profile(
         made = _call_factory(config, profile_id, resolved)
         if made is not None:
             return made
+    require_fields(config, resolved, lines=persona)
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
     fetched = fetch_templates(config, chosen, lines=persona)
     templates, includes = fetched if fetched is not None else (None, None)
@@ -158,6 +161,7 @@ def create_profile(
         settings=resolve_settings(config, chosen),
         output_schema=fetch_output_schema(config, chosen, lines=persona),
         deployment=deployment,
+        variables=resolve_variables(config, chosen),
     )
     if tracing.recording():
         tracing.annotate(built.trace_attributes())
@@ -182,11 +186,13 @@ def _literal_profile(
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
+        resolved = resolve_fields(config, context)
+        require_fields(config, resolved)  # an overlay may have emptied the name or role
         origin = {"file": source_file, "deployment": deployment}
         profile = built[key] = build_profile(
             config,
             None,
-            resolve_fields(config, context),
+            resolved,
             template_roots=roots,
             origin=origin,
             settings=resolve_settings(config, context),

@@ -4,7 +4,8 @@ Precedence, first wins, for every field: the caller's overrides > the field's pr
 dynamic fields) > the field's default; the context's language and model win over the persona's.
 Literal fields keep the file and line they were written on (`yaml:a.yaml:4`, `overlay prod:
 a.yaml:9`). Model settings resolve the same way, each with its own source
-(`model_settings.temperature`), a provider's text read by the setting's type. Templates and
+(`model_settings.temperature`), a provider's text read by the setting's type, and so do
+`variables:` entries (a provider's text read by the declared input's type, if any). Templates and
 output schemas named `{store: key}` are fetched here too, for the resolved language and model,
 and so are the stored prompts any of the persona's templates include
 (`{% include "store:shared/safety" %}`), for the same context: the renderer only ever sees their
@@ -25,7 +26,8 @@ from .config import PersonaModel
 from .context import Context, Resolved
 from .dynconfig import ConfigInfo
 from .errors import ConfigError, ResolutionError
-from .fields import LIST_FIELDS, PROFILE_FIELDS, TemplateSource
+from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource
+from .inputs import InputSpecError
 from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
 from .providers.env import check_deployment
@@ -46,8 +48,10 @@ __all__ = [
     "fetch_templates",
     "is_literal",
     "literal_fields",
+    "require_fields",
     "resolve_fields",
     "resolve_settings",
+    "resolve_variables",
 ]
 
 #: The deployment used when none is given.
@@ -115,6 +119,7 @@ def is_literal(config: PersonaModel) -> bool:
         literal = memo["literal"] = (
             config.factory is None
             and not literal_fields(config)[1]
+            and not any(isinstance(value, ConfigInfo) for value in config.variables.values())
             and not any(_uses_store(item) for item in config.templates.values())
             and not any(isinstance(value, ConfigInfo) for value in config.model_settings.settings().values())
             and not (config.output_schema is not None and config.output_schema.store_key)
@@ -159,6 +164,115 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
             item = replace(item, value=tuple(item.value))
         resolved[field] = item
     return {field: resolved[field] for field in PROFILE_FIELDS}
+
+
+def resolve_variables(config: PersonaModel, context: Context | None = None) -> dict[str, Resolved]:
+    """Each `variables:` entry's value and source for `context`, dynamic entries resolved like fields.
+
+    Literal entries keep the line they were written on (`yaml:a.yaml:15`, `overlay prod: a.yaml:9`);
+    a dynamic one names its provider's source (`env:COMPANY_NAME`) or `default`. The context's
+    language and model should be the resolved ones, as for fields.
+
+    Raises:
+        ResolutionError: a provider failed or is unknown.
+    """
+    if not config.variables:
+        return {}
+    literal, dynamic = _literal_variables(config)
+    if not dynamic:
+        return dict(literal)
+    context = context or Context()
+    resolved = {}
+    for name, value in config.variables.items():
+        if name in literal:
+            resolved[name] = literal[name]
+            continue
+        try:
+            item = value.resolve(context)
+        except ResolutionError as exc:
+            raise ResolutionError(f"variable {name!r}: {exc.message}") from exc
+        if isinstance(item.value, list):
+            item = Resolved(tuple(item.value), item.source, item.secret)
+        spec = config.inputs.get(name)
+        if spec is not None and isinstance(item.value, str):
+            # a provider answers text; a declared input says what it stands for, as for `--var`
+            try:
+                item = Resolved(spec.from_text(item.value), item.source, item.secret)
+            except InputSpecError as exc:
+                reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+                raise ResolutionError(
+                    f"variable {name!r} from {item.source}: {reason}; fix the value there, or the entry's default"
+                ) from None
+        resolved[name] = item
+    return resolved
+
+
+def _literal_variables(config: PersonaModel) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:
+    """The literal variables with their sources, and the names of the dynamic ones; worked out once."""
+    memo = config.__pydantic_private__["_memo"]
+    split = memo.get("variables")
+    if split is None:
+        private = config.__pydantic_private__ or {}
+        overlays = private.get("_overlay_sources") or {}
+        source_file = private.get("_source_file")
+        fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+        literal: dict[str, Resolved] = {}
+        dynamic: list[str] = []
+        for name, value in config.variables.items():
+            if isinstance(value, ConfigInfo):
+                dynamic.append(name)
+                continue
+            source = overlays.get(f"variables.{name}")
+            if source is None:
+                where = config.line_of("variables", name) or config.line_of("variables")
+                source = f"yaml:{where[0]}:{where[1]}" if where else fallback
+            literal[name] = Resolved(value, source)
+        split = memo["variables"] = (MappingProxyType(literal), tuple(dynamic))
+    return split  # type: ignore[no-any-return]
+
+
+def require_fields(
+    config: PersonaModel, resolved: Mapping[str, Resolved], *, lines: PersonaModel | None = None
+) -> None:
+    """Refuse a profile whose name or role resolved to nothing; a factory, when set, supplies them.
+
+    A dynamic `name: {key: AGENT_NAME}` with no default and the key unset would otherwise render
+    as "You are None.". `lines` is the persona as written, to say where the field is.
+
+    Raises:
+        ResolutionError: naming the field, its key and provider, and how to give it a value.
+    """
+    if config.factory is not None:
+        return
+    for field in REQUIRED_FIELDS:
+        if resolved[field].value not in (None, "", ()):
+            continue
+        info = getattr(config, field)
+        where = (lines or config).line_of(field)
+        place = f"{where[0]}:{where[1]}: " if where else ""
+        if isinstance(info, ConfigInfo) and info.key:
+            provider = info.provider_name
+            source = resolved[field].source
+            if source.startswith("default ("):
+                # a provider that could not answer (a store that is down) said why: no advice to add the key
+                raise ResolutionError(
+                    f"{place}field {field!r} is required, but provider {provider!r} could not answer for "
+                    f"{info.key!r} ({source[len('default (') : -1]}) and the field has no default to serve "
+                    "meanwhile; give it one, or make the provider reachable"
+                )
+            raise ResolutionError(
+                f"{place}field {field!r} is required, but provider {provider!r} has no value for {info.key!r} and "
+                f"the field has no default; {_how_to_set(provider, info.key)}, or give the field a default"
+            )
+        raise ResolutionError(f"{place}field {field!r} is required but resolved to nothing; give it a value")
+
+
+def _how_to_set(provider: str, key: str) -> str:
+    if provider == "env":
+        return f"set the environment variable {key} (or a line {key}=… in .env or .env.<deployment>)"
+    if provider in ("store", "prompt_manager"):
+        return f"add it to the prompt store with `profiles store put {key}`"
+    return f"make provider {provider!r} answer {key!r}"
 
 
 def literal_fields(config: PersonaModel) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
+    "describe_yaml_error",
     "locator",
     "read_documents",
     "read_text",
@@ -228,16 +229,29 @@ def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
                 yield key_node.value, key_node, value_node
 
 
-def _field_lines(root: yaml.Node, nested: tuple[str, ...], mapped: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
-    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates.
+#: Top-level keys whose entries get lines of their own, for provenance and errors.
+_ITEMIZED = frozenset({"variables", "templates"})
 
+
+def _field_lines(root: yaml.Node, nested: tuple[str, ...], mapped: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
+    """Where each top-level key, some of their entries, and each `<nested>.<name>.<key>` starts.
+
+    The first of duplicates counts. Entries of `variables:` and `templates:` are keyed by name
+    (`("variables", "company")`), and items of a list that may be templates by index
+    (`("constraints", 2)`), so a provenance row or an error can point at the one entry's line.
     Keys of a `mapped` field's mapping are recorded too, at the top level (`model_settings.seed`)
     and inside each nested entry (`deployments.prod.model_settings.seed`).
     """
     lines: dict[tuple[str, ...], int] = {}
     for key, key_node, value_node in _keys(root):
         lines.setdefault((key,), key_node.start_mark.line + 1)
-        if key in mapped:
+        kind = value_node.__class__
+        if kind is yaml.SequenceNode:
+            for index, item in enumerate(value_node.value):
+                # only items that may be templates: their errors point at their own line
+                if item.__class__ is yaml.ScalarNode and "{" in item.value:
+                    lines.setdefault((key, index), item.start_mark.line + 1)  # type: ignore[arg-type]
+        elif (key in _ITEMIZED or key in mapped) and kind is yaml.MappingNode:
             for name, name_node, _ in _keys(value_node):
                 lines.setdefault((key, name), name_node.start_mark.line + 1)
         if key in nested:
@@ -271,9 +285,7 @@ def read_documents(
             documents.append(loader.get_data())
         return documents, loader.issues, loader.field_lines
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        problem = exc.problem or exc.context or "invalid YAML"
+        problem, line, column = describe_yaml_error(exc)
         raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=file, line=line, column=column)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)) from None
@@ -283,6 +295,34 @@ def read_documents(
         ) from None
     finally:
         loader.dispose()
+
+
+#: What was left open, by the context PyYAML names, and what closes it.
+_UNCLOSED = {
+    "while parsing a flow sequence": ("the '[' opened here", "add ']'"),
+    "while parsing a flow mapping": ("the '{' opened here", "add '}'"),
+    "while scanning a quoted scalar": ("the quote opened here", "close it with the same quote"),
+}
+
+
+def describe_yaml_error(exc: yaml.MarkedYAMLError) -> tuple[str, int | None, int | None]:
+    """A YAML syntax error as a message and the line and column (from 1) to fix it at.
+
+    An unclosed `[`, `{` or quote is noticed lines later, where the parser gives up; the message
+    points at where it was opened, which is where the fix goes, and says where it was noticed.
+    Other errors point where they were noticed and name what was being read, and from where.
+    """
+    problem = exc.problem or exc.context or "invalid YAML"
+    opened, noticed = exc.context_mark, exc.problem_mark
+    if opened is not None and noticed is not None and (opened.line, opened.column) != (noticed.line, noticed.column):
+        at = f"line {noticed.line + 1}, column {noticed.column + 1}"
+        unclosed = _UNCLOSED.get(exc.context or "")
+        if unclosed is not None:
+            what, fix = unclosed
+            return f"{what} is not closed (noticed at {at}: {problem}); {fix}", opened.line + 1, opened.column + 1
+        problem = f"{problem} ({exc.context} from line {opened.line + 1})"
+    mark = noticed or opened
+    return problem, (mark.line + 1 if mark else None), (mark.column + 1 if mark else None)
 
 
 def _cut(text: str, limit: int = 300) -> str:

@@ -4,12 +4,16 @@ Once a persona declares `inputs:`, every variable its templates read must be one
 field (`name`, `goal`, …), an input the library gives that prompt kind (`question`,
 `most_recent_memories`, `tools`, …), a default under `variables:`, or a declared input. Any other
 is a typo or a forgotten declaration, and loading the persona fails with the template's file and
-line, before anything renders. A declared input no template reads warns
-(`UnusedInputWarning`), at the declaration's line.
+line, before anything renders; a variable read in a file a template extends, includes or
+imports is reported at that file and line. A declared input none of the templates, nor any file
+they pull in, reads warns (`UnusedInputWarning`), at the declaration's line; a template that
+includes a name computed at render time (`{% include kind ~ ".j2" %}`) leaves that unknown, so
+then nothing is warned.
 
 The templates checked are those the persona itself picks: its own `templates:`, and for each kind
-it renders (system, user, write_memory, the kinds of its `messages:` layout, `react` when it has
-tools) the template its template roots and the bundled ones give for its own language and model.
+it renders (system, user, write_memory, the kinds of its `messages:` layout and of its template
+roots, `react` when it has tools) the template its template roots and the bundled ones give for
+its own language and model.
 Templates that depend on the context (`{store: …}`, a dynamic language or model,
 `PROFILES_TEMPLATE_PATH`) are checked again when the profile renders them.
 """
@@ -25,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .dynconfig import ConfigInfo
 from .errors import ConfigIssue, ProfilesError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS, TemplateSource
-from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
+from .rendering.renderer import CompiledTemplate, Renderer, Variable, get_renderer, has_template_syntax
 from .rendering.templates import PROMPT_INPUTS, PROMPT_KINDS
 
 if TYPE_CHECKING:
@@ -136,55 +140,83 @@ def _template(renderer: Renderer, view: _View, kind: str) -> CompiledTemplate | 
         return None  # a syntax error or a missing template is reported when it renders, and by `check`
 
 
+def _find(renderer: Renderer, name: str) -> str | None:
+    """The file under the renderer's roots that the template `name` was loaded from, if any."""
+    for root in renderer.roots:
+        path = Path(root) / name
+        if path.is_file():
+            return str(path)
+    return None
+
+
 def _place(
-    config: PersonaModel, renderer: Renderer, kind: str, compiled: CompiledTemplate, own: Any, line: int | None
+    config: PersonaModel, renderer: Renderer, kind: str, compiled: CompiledTemplate, own: Any, item: Variable
 ) -> tuple[str, str | None, int | None]:
-    """(field path, file, line) of a variable read at `line` of `compiled`."""
+    """(field path, file, line) of the read `item` of `compiled`: in its own text, or in a file it pulls in."""
     source_file = config.source_file
+    path = f"templates.{kind}" if own is not None else ""
+    if item.template != compiled.name:  # read in a file the template extends, includes or imports
+        found = _find(renderer, item.template)
+        return path, found or source_file, item.line if found else None
     if own is not None and own.origin.startswith("file:"):
         relative = own.origin[len("file:") :]
         base = Path(source_file).parent if source_file else None
-        return f"templates.{kind}", str(base / relative) if base else relative, line
+        return path, str(base / relative) if base else relative, item.line
     if own is not None:
-        found = config.line_of("templates", kind) or config.line_of("templates")
-        return f"templates.{kind}", found[0] if found else source_file, found[1] if found else None
-    for root in renderer.roots:
-        path = Path(root) / compiled.name
-        if path.is_file():
-            return "", str(path), line
-    return "", source_file, None
+        at = config.line_of("templates", kind) or config.line_of("templates")
+        return path, at[0] if at else source_file, at[1] if at else None
+    found = _find(renderer, compiled.name)
+    return "", found or source_file, item.line if found else None
+
+
+def _reader(compiled: CompiledTemplate, own: Any, item: Variable) -> str:
+    """How an issue names the place that reads the variable (its file and line go with the issue)."""
+    if item.template != compiled.name:
+        return f"{item.where} (from {compiled.label})"
+    if own is not None and not own.origin.startswith("file:"):
+        return item.where  # an inline template: the line inside its text
+    return compiled.label
 
 
 def check_declared_inputs(config: PersonaModel) -> list[ConfigIssue]:
     """Problems with the templates of a persona that declares `inputs:`; warns of unread inputs.
 
-    Each problem names the template's file and line, the variable, and how to fix it.
+    Each problem names the template's file and line, the variable, and how to fix it. A template
+    is checked with every file it extends, includes or imports, and a variable read in one of
+    those is reported at that file's line. An input counts as read when any of those files reads
+    it; when a template includes a name computed at render time, which inputs it reads is not
+    known, so no input is reported as unread.
     """
     issues: list[ConfigIssue] = []
     seen: set[tuple[Any, ...]] = set()  # an overlay that keeps a template reports none of its problems again
     used_by_base: set[str] = set()
+    open_in_base = False
     for index, view in enumerate(_views(config)):
         renderer = get_renderer(view.roots)
         used: set[str] = set()
-        for kind in view.kinds:
+        closed = True
+        # the kinds of its template roots render too (`prompts/default/en/handoff.j2`), as `check` renders them
+        rooted = sorted(renderer.kinds - set(view.kinds) - {"react"})
+        for kind in (*view.kinds, *rooted):
             compiled = _template(renderer, view, kind)
             if compiled is None:
                 continue
             used |= compiled.declared
+            closed = closed and compiled.closed
             known = known_variables(kind, view.variables, view.inputs)
+            own = view.templates.get(kind)
             for name in sorted(compiled.declared - known, key=lambda item: (compiled.line_of(item) or 0, item)):
-                line = compiled.line_of(name)
-                own = view.templates.get(kind)
-                path, file, at = _place(config, renderer, kind, compiled, own, line)
-                if (compiled.name, compiled.source, name) in seen:
+                item = compiled.variables[name]
+                # a file another template pulls in is reported once, whichever template reads it
+                pulled_in = item.template != compiled.name
+                key = (item.template, name) if pulled_in else (compiled.name, compiled.source, name)
+                if key in seen:
                     continue
-                seen.add((compiled.name, compiled.source, name))
-                template_line = (
-                    f" line {line}" if line and own is not None and not own.origin.startswith("file:") else ""
-                )
+                seen.add(key)
+                path, file, at = _place(config, renderer, kind, compiled, own, item)
                 issues.append(
                     ConfigIssue(
-                        f"{view.where}{compiled.label}{template_line} reads {name!r}, "
+                        f"{view.where}{_reader(compiled, own, item)} reads {name!r}, "
                         "which 'inputs:' does not declare; "
                         f"declare it (e.g. inputs: {{{name}: string}}) or give it a default under 'variables:'",
                         path,
@@ -207,15 +239,19 @@ def check_declared_inputs(config: PersonaModel) -> list[ConfigIssue]:
                 except ProfilesError:
                     continue
                 used |= compiled.declared
+                closed = closed and compiled.closed
                 for name in sorted(compiled.declared - every):
                     if (field_name, text, name) in seen:
                         continue
                     seen.add((field_name, text, name))
+                    item = compiled.variables[name]
+                    where = f" ({item.where})" if item.template != compiled.name else ""
                     found = config.line_of(field_name)
                     issues.append(
                         ConfigIssue(
-                            f"{view.where}field {field_name!r} reads {name!r}, which 'inputs:' does not declare; "
-                            f"declare it (e.g. inputs: {{{name}: string}}) or give it a default under 'variables:'",
+                            f"{view.where}field {field_name!r}{where} reads {name!r}, which 'inputs:' does not "
+                            f"declare; declare it (e.g. inputs: {{{name}: string}}) or give it a default under "
+                            "'variables:'",
                             field_name,
                             found[0] if found else config.source_file,
                             found[1] if found else None,
@@ -225,7 +261,8 @@ def check_declared_inputs(config: PersonaModel) -> list[ConfigIssue]:
                     )
         if index == 0:
             used_by_base = used
-    if not issues:
+            open_in_base = not closed
+    if not issues and not open_in_base:
         _warn_unused(config, used_by_base)
     return issues
 

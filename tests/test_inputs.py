@@ -15,6 +15,7 @@ from profiles import (
     InputSpec,
     ProfileConfig,
     RenderError,
+    ResolutionError,
     UnusedInputWarning,
     check_paths,
     inputs_schema,
@@ -279,3 +280,120 @@ def test_a_documented_input_declared_required_must_be_given():
         profile.format_user_prompt()
     with pytest.raises(InputError, match="expected text, got an integer"):
         profile.format_user_prompt(3)
+
+
+# inputs across template files ---------------------------------------------------------------------
+
+ROOTED = "name: Ada\nrole: R\ntemplate_roots: [prompts]\ninputs:\n  task: string\n"
+
+
+def test_an_included_file_reading_an_undeclared_variable_fails_at_its_own_line(write, tmp_path):
+    """The variable is read in the file the user template includes: the issue points there."""
+    write("prompts/default/en/user.j2", "Plan {{ task }}.\n{% include 'parts/ask.j2' %}\n")
+    write("prompts/parts/ask.j2", "Be brief.\nAsk {{ custmer }} first.\n")
+    path = write("ada.yaml", ROOTED)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line) == (str(tmp_path / "prompts" / "parts" / "ask.j2"), 2)
+    assert "template 'parts/ask.j2' line 2 (from template 'default/en/user.j2') reads 'custmer'" in issue.message
+    assert f"{tmp_path / 'prompts' / 'parts' / 'ask.j2'}:2:" in str(caught.value)
+
+
+def test_an_inline_template_including_a_file_is_checked_through_it(write, tmp_path):
+    write("prompts/parts/ask.j2", "{{ task }} for {{ custmer }}\n")
+    path = write("ada.yaml", ROOTED + "templates:\n  user: {inline: \"{% include 'parts/ask.j2' %}\"}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line) == (str(tmp_path / "prompts" / "parts" / "ask.j2"), 1)
+    assert issue.field == "templates.user"
+    assert "(from template 'user (inline)') reads 'custmer'" in issue.message
+
+
+def test_an_input_read_only_in_a_parent_template_counts_as_read(write):
+    write("prompts/base/system.j2", "You are {{ name }}.\n{% block rules %}{% endblock %}\nTier: {{ tier }}\n")
+    write("prompts/default/en/system.j2", "{% extends 'base/system.j2' %}{% block rules %}Be kind.{% endblock %}")
+    path = write("ada.yaml", ROOTED.replace("task: string", "tier: {type: string, default: free}"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedInputWarning)
+        profile = load_profile(path).create_profile()
+    assert profile.format_system_prompt().endswith("Tier: free")
+
+
+def test_a_parent_templates_undeclared_variable_is_refused_at_its_line(write, tmp_path):
+    write("prompts/base/system.j2", "You are {{ name }}.\n{% block rules %}{% endblock %}\n{{ tier }} {{ teir }}\n")
+    write("prompts/default/en/system.j2", "{% extends 'base/system.j2' %}{% block rules %}Be kind.{% endblock %}")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(write("ada.yaml", ROOTED.replace("task: string", "tier: string")))
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line) == (str(tmp_path / "prompts" / "base" / "system.j2"), 3)
+    assert "template 'base/system.j2' line 3 (from template 'default/en/system.j2') reads 'teir'" in issue.message
+
+
+def test_a_computed_include_gives_no_false_errors_or_warnings(write):
+    """Which file `{% include kind ~ '.j2' %}` reads is known only at render time: nothing is guessed."""
+    write("prompts/parts/short.j2", "Briefly: {{ task }}")
+    write("prompts/default/en/user.j2", "{% include 'parts/' ~ style ~ '.j2' %}\n")
+    path = write("ada.yaml", ROOTED + "  style: {type: string, default: short}\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedInputWarning)  # `task` is read only by the computed include
+        profile = load_profile(path).create_profile()
+    assert profile.format_user_prompt(task="a trip") == "Briefly: a trip"
+
+
+def test_a_template_given_later_is_checked_across_its_files(write, tmp_path):
+    """A template that arrives after loading (the store, with_templates) is checked when it renders."""
+    write("prompts/parts/ask.j2", "Ask {{ extra_thing }}.")
+    with pytest.warns(UnusedInputWarning, match="input 'task'"):  # no template reads it until then
+        profile = load_profile(write("ada.yaml", ROOTED)).create_profile()
+    other = profile.with_templates(user="{{ task }} {% include 'parts/ask.j2' %}")
+    with pytest.raises(RenderError) as caught:
+        other.format_user_prompt(task="x", extra_thing="y")
+    assert "template 'parts/ask.j2' line 1 (from template 'user (with_templates)') reads 'extra_thing'" in str(
+        caught.value
+    )
+
+
+def test_an_optional_input_a_template_tests_stays_undefined():
+    """`is defined` sees an optional input nobody gave as missing, as stock Jinja would."""
+    config = ProfileConfig(
+        name="Ada",
+        role="R",
+        inputs={"notes": {"type": "string", "required": False}, "style": {"type": "string", "required": False}},
+        templates={"user": {"inline": "{% if notes is defined %}Notes: {{ notes }}{% else %}none{% endif %}"
+                            "{% if style %} ({{ style }}){% endif %}"}},
+    )
+    profile = config.create_profile()
+    assert profile.format_user_prompt() == "none"
+    assert profile.format_user_prompt(notes="n", style="brief") == "Notes: n (brief)"
+
+
+def test_a_required_input_is_required_even_where_a_template_tests_it():
+    config = ProfileConfig(
+        name="Ada", role="R", inputs={"task": "string"},
+        templates={"user": {"inline": "{% if task is defined %}{{ task }}{% endif %}"}},
+    )
+    with pytest.raises(InputError, match="input 'task' is required by template 'user \\(inline\\)' line 1"):
+        config.create_profile().format_user_prompt()
+
+
+def test_a_dynamic_variable_is_read_by_its_inputs_type(monkeypatch):
+    config = ProfileConfig(
+        name="Ada",
+        role="R",
+        inputs={"max_steps": "integer"},
+        variables={"max_steps": {"key": "PLAN_MAX_STEPS", "default": "3"}},
+        templates={"user": {"inline": "{{ max_steps + 1 }}"}},
+    )
+    assert config.create_profile().format_user_prompt() == "4"
+    monkeypatch.setenv("PLAN_MAX_STEPS", "9")
+    assert config.create_profile().format_user_prompt() == "10"
+    monkeypatch.setenv("PLAN_MAX_STEPS", "nine")
+    with pytest.raises(ResolutionError, match="variable 'max_steps' from env:PLAN_MAX_STEPS: 'nine' is not an integer"):
+        config.create_profile()
+    with pytest.raises(ConfigError, match="does not fit inputs.max_steps: its default 'many' is not an integer"):
+        ProfileConfig(
+            name="Ada", role="R", inputs={"max_steps": "integer"},
+            variables={"max_steps": {"key": "PLAN_MAX_STEPS", "default": "many"}},
+        )

@@ -209,6 +209,20 @@ def test_a_secret_passed_as_a_variable_is_refused_in_messages(monkeypatch):
         profile.format_messages("q", note="sk-live-abcdef123456")
 
 
+def test_a_secret_variable_is_kept_out_of_messages(monkeypatch):
+    """A dynamic `variables:` entry read from a credential-like key is a secret there too."""
+    monkeypatch.setenv("CRM_API_KEY", "crm-key-987654")
+    config = ProfileConfig(name="Ada", role="Analyst", variables={"crm": {"key": "CRM_API_KEY", "default": "x"}})
+    profile = config.create_profile()
+    leaked = [{"role": "user", "content": "use crm-key-987654"}]
+    with pytest.raises(SecretError) as caught:
+        profile.format_messages("q", history=leaked)
+    assert "'variables.crm'" in str(caught.value) and "crm-key" not in str(caught.value)
+    assert "allow_secrets" not in str(caught.value)  # a variable cannot be let out
+    replaced = profile.partial(crm="public")  # a value of the caller's own is no secret
+    assert replaced.format_messages("q", history=[{"role": "user", "content": "crm-key-987654"}])
+
+
 def test_a_secret_field_never_reaches_a_message(monkeypatch):
     monkeypatch.setenv("AGENT_TOKEN", "tok-123456")
     config = ProfileConfig(name={"key": "AGENT_TOKEN", "default": "Ada"}, role="Analyst")

@@ -58,9 +58,10 @@ def test_schema_from_a_file_next_to_the_persona(write, suffix):
 @pytest.mark.parametrize(
     ("ref", "expected"),
     [
-        ("../outside.json", "must be relative to the persona's folder, without '..'"),
+        ("../outside.json", "output schema path '../outside.json' leads outside .*, the folder of the persona"),
         ("/etc/passwd", "must be relative to the persona's folder"),
         ("missing.json", "output schema file 'missing.json' not found next to the persona"),
+        (".env", "output schema path '.env' names a hidden file"),  # where secrets live
     ],
 )
 def test_a_schema_file_is_confined_to_the_personas_folder(write, tmp_path, ref, expected):
@@ -76,7 +77,8 @@ def test_a_symlink_out_of_the_folder_is_refused(write, tmp_path):
     outside.write_text(json.dumps(ANSWER))
     (tmp_path / "link.json").symlink_to(outside)
     path = write("ada.yaml", _persona("{file: link.json}"))
-    with pytest.raises(ConfigError, match="leads outside the persona's folder"):
+    expected = "output schema path 'link.json' leads outside .*, the folder of the persona being loaded"
+    with pytest.raises(ConfigError, match=expected):
         load_profile(path)
 
 

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
-from profiles import ConfigError, persona_schema
+from profiles import ConfigError, UnusedInputWarning, persona_schema
 from profiles.cli import cli
 from profiles.loader import parse_profiles
 from tests.request_types import validate_request
@@ -56,6 +56,10 @@ def test_request_bodies_are_the_clients_types(runner, configs, api):
         (["--messages", "--history", "missing.json"], "missing.json not found"),
         (["--request", "gemini"], "'gemini' is not one of"),
         (["--request", "anthropic", "--var", "tier=gold"], "tier: 'gold' is not one of 'free'"),
+        (["--messages", "--var", "history=[]"], "'history' names an option of --messages and --request"),
+        (["--request", "openai-chat", "--var", "settings={}"], "'settings' names an option"),
+        (["--messages", "--var", "style=x"], "use --style"),
+        (["--messages", "-q", "Hi", "--var", "question=Hi"], "give the question once"),
     ],
 )
 def test_usage_mistakes_exit_2(runner, configs, extra, expected):
@@ -110,7 +114,11 @@ def test_schema_takes_what_the_loader_takes(fields, tmp_path):
     (tmp_path / "schemas" / "a.json").write_text('{"type": "object", "properties": {}, "additionalProperties": false}')
     document = {"name": "Ada", "role": "R", **fields}
     assert not list(jsonschema.Draft202012Validator(persona_schema()).iter_errors(document))
-    parse_profiles(yaml.safe_dump(document), base_dir=tmp_path)
+    if "inputs" in fields:  # declared, but read by no template of this bare persona
+        with pytest.warns(UnusedInputWarning):
+            parse_profiles(yaml.safe_dump(document), base_dir=tmp_path)
+    else:
+        parse_profiles(yaml.safe_dump(document), base_dir=tmp_path)
 
 
 @pytest.mark.parametrize("fields", BAD)
@@ -119,3 +127,16 @@ def test_schema_refuses_what_the_loader_refuses(fields):
     assert list(jsonschema.Draft202012Validator(persona_schema()).iter_errors(document))
     with pytest.raises(ConfigError):
         parse_profiles(yaml.safe_dump(document))
+
+
+def test_inputs_of_the_prompts_reach_the_messages_as_render_takes_them(runner, configs):
+    """`--question` and `--var question=…` are one input; resources are JSON, as for `render`."""
+    base = ["render", str(configs / "triage.yaml"), "--messages", "--var", TICKET]
+    by_flag = runner.invoke(cli, [*base, "-q", "Refund?"])
+    by_var = runner.invoke(cli, [*base, "--var", "question=Refund?"])
+    assert by_flag.exit_code == 0, by_flag.output
+    assert json.loads(by_flag.output) == json.loads(by_var.output)
+    resources = '[{"content": "Invoices go out on the 1st."}]'
+    with_resources = runner.invoke(cli, [*base, "--var", f"resources={resources}"])
+    assert with_resources.exit_code == 0, with_resources.output
+    assert "Invoices go out on the 1st." in json.loads(with_resources.output)[0]["content"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from profiles import ConfigError, ProfileConfig, RequestError, SecretError, load_profile
+from profiles import ConfigError, ProfileConfig, RequestError, SecretError, UnknownModelWarning, load_profile
 from profiles.settings import ANTHROPIC_DEFAULT_MAX_TOKENS, SETTINGS
 from tests.llm_server import FROM_SCHEMA, ChatServer, ToolCall
 from tests.request_types import API_KEY, BodyError, send, validate_request
@@ -258,7 +258,9 @@ def test_unknown_api_is_refused(ada):
 
 
 def test_tool_names_the_apis_refuse_are_named():
-    config = ProfileConfig(name="Ada", role="R", model="m", tools=[{"name": "web.search", "description": "Search."}])
+    config = ProfileConfig(
+        name="Ada", role="R", model="gpt-4o", tools=[{"name": "web.search", "description": "Search."}]
+    )
     profile = config.create_profile()
     assert "web.search" in profile.format_prompt("react")  # fine for the ReAct prompt
     with pytest.raises(RequestError, match="tool 'web.search'"):
@@ -288,8 +290,12 @@ def test_a_secret_setting_stays_out_unless_allowed(monkeypatch):
 def test_a_secret_model_stays_out_unless_allowed(monkeypatch):
     monkeypatch.setenv("MODEL_SECRET", "ft:gpt-4o:acme:private")
     config = ProfileConfig(name="Ada", role="R", model={"key": "MODEL_SECRET"})
+    # no family matches the fine-tuned name: the warning says so without naming it
+    with pytest.warns(UnknownModelWarning, match="a secret model name") as warned:
+        profile = config.create_profile()
+    assert all("acme" not in str(item.message) for item in warned)
     with pytest.raises(SecretError, match="allow_secrets: \\[model\\]"):
-        config.create_profile().to_request("q")
+        profile.to_request("q")
     assert config.create_profile().to_request("q", model="gpt-4o")["model"] == "gpt-4o"
 
 
@@ -311,3 +317,15 @@ def test_a_profile_written_out_makes_the_same_requests(configs):
     for api in APIS:
         assert again.to_request(api=api, ticket="x", tier="pro") == profile.to_request(api=api, ticket="x", tier="pro")
     assert again.inputs == profile.inputs
+
+
+def test_persona_data_writes_a_secret_variable_as_its_definition(monkeypatch):
+    """A dynamic variable read from a credential-like key is written as its key, never its value."""
+    from profiles.batch import persona_data
+
+    monkeypatch.setenv("CRM_API_KEY", "crm-secret-1234")
+    config = ProfileConfig(name="Ada", role="R", variables={"crm": {"key": "CRM_API_KEY"}, "plan": "gold"})
+    data = persona_data(config.create_profile(), config)
+    assert "crm-secret-1234" not in json.dumps(data)
+    assert data["variables"] == {"crm": {"key": "CRM_API_KEY", "provider": "env", "secret": True}, "plan": "gold"}
+    assert ProfileConfig.from_data(data).create_profile().bound["crm"] == "crm-secret-1234"

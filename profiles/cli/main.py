@@ -13,9 +13,11 @@ import click
 
 from ..errors import ProfilesError
 from .batch import batch
+from .chat import chat_template
 from .generate import generate
 from .group import ProfilesGroup
 from .interop import export, import_
+from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
 from .personas import check, explain, render, schema, validate
 from .report import report
 from .review import diff
@@ -37,6 +39,7 @@ def cli() -> None:
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
+      profiles chat-template tokenizer_config.json conversation.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
       profiles import crewai crew/config/agents.yaml --out personas/
@@ -44,14 +47,20 @@ def cli() -> None:
     """
 
 
-for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store, import_, export):
+for _command in (
+    render, validate, check, explain, diff, schema, chat_template, batch, generate, report, store, import_, export
+):
     cli.add_command(_command)
 
 
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:
-        cli.main(prog_name="profiles")
+        with guarded_stdout():  # `profiles --help` prints before any subcommand runs
+            cli.main(prog_name="profiles")
     except ProfilesError as error:  # raised outside a subcommand, e.g. while parsing
-        click.echo(f"Error: {error}", err=True)
+        click.echo(labelled("Error", str(error)), err=True)
         sys.exit(error.exit_code)
+    except OutputClosed:
+        silence_stdout()
+        sys.exit(CLOSED_PIPE_STATUS)

@@ -14,6 +14,7 @@ import click
 from ..providers import get_provider, register_provider
 from ..providers.store import StoreProvider
 from ..store.location import check_store_value, resolve_store_url
+from .output import labelled
 
 __all__ = [
     "MAX_HISTORY_BYTES",
@@ -124,4 +125,4 @@ def showing_warnings() -> Iterator[None]:
             yield
         finally:
             for warning in caught:
-                click.echo(f"Warning: {warning.message}", err=True)
+                click.echo(labelled("Warning", str(warning.message)), err=True)

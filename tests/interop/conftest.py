@@ -29,3 +29,13 @@ def comparable(data: dict[str, Any]) -> dict[str, Any]:
     copied = json.loads(json.dumps(data, default=str))
     copied.get("metadata", {}).get("imported", {}).pop("source", None)
     return copied
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Other tools' files and frameworks name models of their own (llama3.1:8b, gemini-2.5-flash, a
+    secret one) that no family rule matches: meeting them is what these tests do, so the
+    UnknownModelWarning the suite otherwise turns into a failure is expected here."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        if here in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.filterwarnings("ignore::profiles.rendering.families.UnknownModelWarning"))

@@ -32,13 +32,11 @@ _CHILD = textwrap.dedent(
     except ProfilesError as exc:
         result = {{"ok": False, "type": type(exc).__name__, "message": exc.message}}
     result["seconds"] = time.monotonic() - start
-    # VmHWM is this process's own peak; ru_maxrss would also count the test runner's size at fork
-    try:
-        with open("/proc/self/status") as status:
-            peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-    except (OSError, StopIteration):
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result["peak_bytes"] = peak * 1024
+    # VmHWM is this process's own peak: ru_maxrss also counts the parent's memory it was forked from
+    with open("/proc/self/status") as status:
+        hwm = [line for line in status if line.startswith("VmHWM:")]
+    own = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["peak_bytes"] = own * 1024
     print(json.dumps(result))
     """
 )
