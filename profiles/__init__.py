@@ -19,7 +19,9 @@ Layers, top to bottom. A module imports only from its own layer or below, and no
 each other in a circle, not even inside functions (tests/test_architecture.py checks both):
 
 ```
- 7  cli/                                   every click command; the only code that draws on a terminal
+ 8  cli/                                   every click command; the only code that draws on a terminal
+ 7  interop/ adapters/                     other tools' files read into personas and written from them;
+                                           personas handed to agent frameworks as their own objects
  6  loader explain validate check         persona files and folders, explain, validate, check,
     batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
     report                                 for review;
@@ -48,13 +50,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AdapterError,
     BatchError,
     ConfigError,
     ConfigIssue,
     DatasetRowError,
+    ExportError,
     FactoryError,
     HistoryError,
     InputError,
+    InteropError,
     LabelConflictError,
     OutputError,
     ProfilesError,
@@ -134,6 +139,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AdapterError",
     "BatchError",
     "ChatTemplate",
     "CheckReport",
@@ -152,11 +158,13 @@ __all__ = [
     "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
+    "ExportError",
     "FactoryError",
     "FieldMapping",
     "HistoryError",
     "InputError",
     "InputSpec",
+    "InteropError",
     "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",

@@ -26,6 +26,9 @@ ProfilesError
     ReactParseError        a ReAct reply is neither a readable action nor an answer
     SchemaReplyError       a reply is not JSON that the persona's output_schema accepts
   OutputError            output could not be written (the file or standard output, and why)
+  InteropError           a persona cannot cross to another tool's format or framework
+    ExportError            a persona cannot be written in that format (which text, why, what to change)
+    AdapterError           a framework is not installed, or refuses what the adapter was given
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -40,13 +43,16 @@ from dataclasses import field as _field
 from typing import Any
 
 __all__ = [
+    "AdapterError",
     "BatchError",
     "ConfigError",
     "ConfigIssue",
     "DatasetRowError",
+    "ExportError",
     "FactoryError",
     "HistoryError",
     "InputError",
+    "InteropError",
     "LabelConflictError",
     "OutputError",
     "ProfilesError",
@@ -267,6 +273,25 @@ class SchemaReplyError(ReplyError, ValueError):
         self.problems = list(problems or [])
         self.value = value
         super().__init__(message)
+
+
+class InteropError(ProfilesError):
+    """Raised when a persona cannot be carried to another tool's file format or framework."""
+
+
+class ExportError(InteropError):
+    """Raised when a persona cannot be written in another tool's format.
+
+    For example: a literal `{name}` in a text for CrewAI or ADK, which have no way to escape it,
+    or a placeholder used in a Jinja filter that the other format cannot evaluate.
+    """
+
+
+class AdapterError(InteropError):
+    """Raised when an adapter's framework is not installed, or refuses what it was given.
+
+    A missing framework names the extra to install, e.g. `pip install 'agent-profiles[langchain]'`.
+    """
 
 
 @dataclass(frozen=True)
