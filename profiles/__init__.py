@@ -15,7 +15,8 @@ Layers, top to bottom. A module imports only from its own layer or below, and no
 each other in a circle, not even inside functions (tests/test_architecture.py checks both):
 
 ```
- 7  cli/                                   every click command; the only code that draws on a terminal
+ 8  cli/                                   every click command; the only code that draws on a terminal
+ 7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
  6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
     factories/                             personas from datasets, from an LLM, or several factories
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
@@ -50,6 +51,7 @@ from .errors import (
     ResourceError,
     RowIssue,
     SecretError,
+    ServeError,
     StoreError,
     TemplateNotFoundError,
     UnknownProviderError,
@@ -129,6 +131,7 @@ __all__ = [
     "ResourceError",
     "RowIssue",
     "SecretError",
+    "ServeError",
     "StaleStoreWarning",
     "StoreError",
     "StoreProvider",

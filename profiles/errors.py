@@ -18,6 +18,7 @@ ProfilesError
       EmptyReplyError        the model answered nothing
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
+  ServeError             the server cannot start as asked, or refuses a request (its HTTP status)
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -44,6 +45,7 @@ __all__ = [
     "ResourceError",
     "RowIssue",
     "SecretError",
+    "ServeError",
     "StoreError",
     "TemplateNotFoundError",
     "UnknownProviderError",
@@ -166,6 +168,19 @@ class ReactParseError(ReplyError, ValueError):
     The message says what was wrong and shows the expected format, so an agent loop can send it
     back to the model as a correction.
     """
+
+
+class ServeError(ProfilesError):
+    """Raised when `profiles serve` cannot start as asked, or refuses a request.
+
+    `status` is the HTTP status the server answers with (400 when not given): 401 for a missing
+    token, 403 for a write to a read-only server, 404 for a persona that is not there, 413 for a
+    body over the limit.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)

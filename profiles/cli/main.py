@@ -16,6 +16,7 @@ from .batch import batch
 from .generate import generate
 from .group import ProfilesGroup
 from .personas import check, explain, render, schema, validate
+from .serve import serve
 from .store import store
 
 __all__ = ["cli", "main"]
@@ -34,10 +35,11 @@ def cli() -> None:
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
+      profiles serve profile_configs/
     """
 
 
-for _command in (render, validate, check, explain, schema, batch, generate, store):
+for _command in (render, validate, check, explain, schema, batch, generate, store, serve):
     cli.add_command(_command)
 
 

@@ -1,0 +1,141 @@
+"""The prompt store a server shows: opened once, read without creating it, written on demand.
+
+Reading a store that does not exist yet (the default `.profiles/store.db` before the first put)
+answers "empty", never creates a file; the first write creates it, as `profiles store put` does.
+A server whose store URL is another server's (`http://…`) reads personas through it like any
+agent, but has no store of its own to show: its store routes say where the store is.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..errors import PromptNotFoundError, ServeError, StoreError
+from ..store.base import PromptStore
+from ..store.location import DEFAULT_STORE_PATH
+from ..store.models import PromptSummary, PromptVersion
+
+__all__ = ["StoreAccess", "database_failure", "is_http_url", "summary_dict", "version_dict"]
+
+
+def is_http_url(url: str | None) -> bool:
+    """Whether a store URL names another server rather than a database."""
+    return bool(url) and url.strip().lower().startswith(("http://", "https://"))
+
+
+class StoreAccess:
+    """The store at `url` (None: `.profiles/store.db` in the working directory), opened lazily."""
+
+    def __init__(self, url: str | None) -> None:
+        self.url = (url or "").strip() or "sqlite:///" + str(Path.cwd() / DEFAULT_STORE_PATH)
+        self.remote = is_http_url(self.url)
+        self._store: PromptStore | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def display(self) -> str:
+        """The URL with any password hidden."""
+        if self._store is not None:
+            return self._store.url
+        scheme, sep, rest = self.url.partition("://")
+        if sep and "@" in rest:
+            credentials, _, host = rest.rpartition("@")
+            if ":" in credentials:
+                return f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+        return self.url
+
+    def _open(self, *, create: bool) -> PromptStore | None:
+        if self.remote:
+            raise ServeError(
+                f"this server reads its prompts from {self.display}, another server; its store is shown there",
+                status=404,
+            )
+        with self._lock:
+            if self._store is not None:
+                return self._store
+            if not create and self._missing():
+                return None
+            self._store = PromptStore(self.url)
+            return self._store
+
+    def _missing(self) -> bool:
+        """Whether the store is a SQLite file that does not exist yet."""
+        from ..store.engine import parse_store_url
+        from ..store.sqlite import sqlite_path
+
+        parsed = parse_store_url(self.url)
+        if parsed.get_backend_name() != "sqlite":
+            return False
+        path = sqlite_path(parsed)
+        return path is not None and not path.exists()
+
+    def reader(self) -> PromptStore | None:
+        """The store for a read; None while it does not exist."""
+        return self._open(create=False)
+
+    def writer(self) -> PromptStore:
+        """The store for a write, created when it does not exist yet."""
+        store = self._open(create=True)
+        assert store is not None
+        return store
+
+    def require(self) -> PromptStore:
+        """The store for a read that needs one: a missing store has no such prompt.
+
+        Raises:
+            PromptNotFoundError: the store does not exist yet.
+        """
+        store = self.reader()
+        if store is None:
+            raise PromptNotFoundError(
+                f"the prompt store {self.display} is empty: nothing has been put yet; "
+                "add a prompt with `profiles store put NAME` or POST /api/store/put"
+            )
+        return store
+
+    def list(self) -> tuple[PromptSummary, ...]:
+        store = self.reader()
+        return () if store is None else store.list()
+
+    def close(self) -> None:
+        with self._lock:
+            store, self._store = self._store, None
+        if store is not None:
+            store.close()
+
+
+def version_dict(record: PromptVersion) -> dict[str, Any]:
+    """A version as the API gives it."""
+    return {
+        "name": record.name,
+        "language": record.language,
+        "model": record.model,
+        "version": record.version,
+        "ref": record.ref,
+        "content": record.content,
+        "created_at": record.created_at.isoformat(),
+        "author": record.author,
+        "note": record.note,
+        "labels": list(record.labels),
+    }
+
+
+def summary_dict(summary: PromptSummary) -> dict[str, Any]:
+    """A prompt key as the list gives it: newest version and where each label points."""
+    return {
+        "name": summary.name,
+        "language": summary.language,
+        "model": summary.model,
+        "latest_version": summary.latest_version,
+        "updated_at": summary.updated_at.isoformat(),
+        "labels": {label: version for label, version in summary.labels},
+    }
+
+
+def database_failure(error: StoreError) -> bool:
+    """Whether a store error is the database failing (503) rather than a request it refused (4xx)."""
+    cause = error.__cause__
+    origin = type(cause).__module__.split(".")[0] if cause is not None else ""
+    return origin in ("sqlalchemy", "psycopg", "sqlite3", "psycopg2")
