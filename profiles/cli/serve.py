@@ -29,19 +29,44 @@ def _need_extra(command: str) -> None:
 
 @click.command()
 @click.argument("folder", type=click.Path(path_type=Path))
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on. Only 127.0.0.1 by default; another (0.0.0.0: every one) must be asked for.")
-@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8765, show_default=True,
-              help="Port to listen on; 0 picks a free one (printed at start).")
-@click.option("--store", "store_url", metavar="URL", default=None,
-              help="Prompt store to serve (sqlite:///file.db, postgresql+psycopg://…). Wins over PROFILES_STORE_URL; "
-              "without either, .profiles/store.db in the working directory.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Only 127.0.0.1 by default; another (0.0.0.0: every one) must be asked for.",
+)
+@click.option(
+    "--port",
+    "-p",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (printed at start).",
+)
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    default=None,
+    help="Prompt store to serve (sqlite:///file.db, postgresql+psycopg://…). Wins over PROFILES_STORE_URL; "
+    "without either, .profiles/store.db in the working directory.",
+)
 @click.option("--read-only", is_flag=True, help="Refuse every write (put, label), whatever the token.")
-@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
-              help="Also answer requests for this host name (behind a proxy, or with --host 0.0.0.0); "
-              "'*' answers any. Repeatable.")
-@click.option("--log-level", type=click.Choice(["critical", "error", "warning", "info", "debug"]), default="info",
-              show_default=True, help="How much the server logs.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for this host name (behind a proxy, or with --host 0.0.0.0); "
+    "'*' answers any. Repeatable.",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+    help="How much the server logs.",
+)
 def serve(
     folder: Path,
     host: str,

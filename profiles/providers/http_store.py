@@ -108,8 +108,9 @@ class HttpStore:
         version: int | None = None,
     ) -> PromptVersion:
         """The best matching version, as `PromptStore.get` gives it."""
-        params = _params(name=name, language=language, model=model, label=label,
-                         version=None if version is None else str(version))
+        params = _params(
+            name=name, language=language, model=model, label=label, version=None if version is None else str(version)
+        )
         return _version(self._get("/api/store/prompt", params), self._base)
 
     def history(self, name: str, *, language: str | None = None, model: str | None = None) -> tuple[PromptVersion, ...]:

@@ -51,9 +51,7 @@ Language = Annotated[str | None, Query(description="Answer language and template
 Model = Annotated[str | None, Query(description="The model the prompts are for")]
 
 
-def _writer(
-    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-) -> str:
+def _writer(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> str:
     """Let a write through with the bearer token, or refuse it (401, or 403 on a read-only server)."""
     return state_of(request).check_write(credentials.credentials if credentials else None)
 
@@ -279,8 +277,9 @@ def get_prompt(
     return json_with_etag(payload, if_none_match)
 
 
-@router.get("/personas/{path:path}", response_model=PersonaDetail, responses={**_NOT_MODIFIED, **_ERRORS},
-            tags=["personas"])
+@router.get(
+    "/personas/{path:path}", response_model=PersonaDetail, responses={**_NOT_MODIFIED, **_ERRORS}, tags=["personas"]
+)
 def read_persona(
     path: str,
     state: State,
@@ -426,4 +425,3 @@ def move_label(body: LabelRequest, state: State, _writer: Writer) -> dict[str, A
         body.name, body.label, body.version, language=body.language, model=body.model
     )
     return version_dict(record)
-

@@ -108,8 +108,14 @@ def _add_error_handlers(app: FastAPI) -> None:
         extra: dict[str, Any] = {}
         if isinstance(error, ConfigError):
             extra["issues"] = [
-                {"file": issue.file, "line": issue.line, "column": issue.column, "field": issue.field,
-                 "message": folder.clean(issue.message), "text": folder.clean(str(issue))}
+                {
+                    "file": issue.file,
+                    "line": issue.line,
+                    "column": issue.column,
+                    "field": issue.field,
+                    "message": folder.clean(issue.message),
+                    "text": folder.clean(str(issue)),
+                }
                 for issue in error.issues
             ]
         return _answer(request, status_of(error), type(error).__name__, folder.clean(error.message), **extra)

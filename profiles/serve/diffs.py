@@ -88,8 +88,15 @@ def _equal(
     for position, index in enumerate(picked):
         if position == hidden_at:
             rows.append(DiffRow("skipped", hidden=count - keep_before - keep_after))
-        rows.append(DiffRow("same", start + index + 1, (Segment(lines[start + index]),), other + index + 1,
-                            (Segment(lines[start + index]),)))
+        rows.append(
+            DiffRow(
+                "same",
+                start + index + 1,
+                (Segment(lines[start + index]),),
+                other + index + 1,
+                (Segment(lines[start + index]),),
+            )
+        )
     if hidden_at is not None and hidden_at == len(picked):
         rows.append(DiffRow("skipped", hidden=count - keep_before - keep_after))
     return rows

@@ -115,9 +115,7 @@ class PersonaFolder:
     def files(self) -> list[Path]:
         """The persona files directly in the folder, by name."""
         with os.scandir(self.root) as entries:
-            names = sorted(
-                entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file()
-            )
+            names = sorted(entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file())
         return [self.root / name for name in names]
 
     def path_of(self, relative: str) -> Path:
@@ -245,9 +243,7 @@ class PersonaFolder:
         if "question" in PROMPT_INPUTS.get(kind, {}) or "question" in declared:
             names.append("question")
         asked = sorted(
-            name
-            for name in declared
-            if name not in profile.values and name not in _NOT_ASKED and name != "question"
+            name for name in declared if name not in profile.values and name not in _NOT_ASKED and name != "question"
         )
         names.extend(asked)
         fields = []
@@ -392,4 +388,3 @@ def _issue_dict(issue: ConfigIssue) -> dict[str, Any]:
         "message": issue.message,
         "text": str(issue),
     }
-

@@ -147,8 +147,11 @@ class Guard:
             if os.environ.get("PROFILES_DEBUG") == "1":
                 log.exception("internal error answering %s", where)
             else:
-                log.error("internal error answering %s: %s (set PROFILES_DEBUG=1 for the traceback)",
-                          where, type(error).__name__)
+                log.error(
+                    "internal error answering %s: %s (set PROFILES_DEBUG=1 for the traceback)",
+                    where,
+                    type(error).__name__,
+                )
             if not started:
                 await _internal_error(send_with_headers, scope, type(error).__name__)
 

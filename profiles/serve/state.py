@@ -45,8 +45,9 @@ class ServeState:
         if tokens_match(token, self.settings.token):
             return "writer"
         if token:
-            raise ServeError("wrong token; writes need the token `profiles serve` printed or PROFILES_SERVE_TOKEN",
-                             status=401)
+            raise ServeError(
+                "wrong token; writes need the token `profiles serve` printed or PROFILES_SERVE_TOKEN", status=401
+            )
         raise ServeError(
             "writes need a token: send `Authorization: Bearer <token>` with the token `profiles serve` printed "
             "(or PROFILES_SERVE_TOKEN)",

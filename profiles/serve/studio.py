@@ -96,9 +96,7 @@ def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HT
     html = _environment().get_template(name).render(**context)
     response = HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
     if fresh:
-        response.set_cookie(
-            cookie_name(CSRF_COOKIE, _port(request)), token, httponly=True, samesite="strict", path="/"
-        )
+        response.set_cookie(cookie_name(CSRF_COOKIE, _port(request)), token, httponly=True, samesite="strict", path="/")
     return response
 
 
@@ -132,8 +130,9 @@ def _query(**values: Any) -> str:
 def index(request: Request) -> HTMLResponse:
     state = state_of(request)
     entries = state.folder.entries()
-    return page(request, "personas.html", section="personas", entries=entries,
-                broken=sum(not entry.ok for entry in entries))
+    return page(
+        request, "personas.html", section="personas", entries=entries, broken=sum(not entry.ok for entry in entries)
+    )
 
 
 def _inputs_from(request: Request, fields: list[InputField]) -> tuple[list[InputField], str | None, dict[str, Any]]:
@@ -470,5 +469,8 @@ def docs(request: Request) -> HTMLResponse:
 
 @router.get("/favicon.ico")
 def favicon() -> Response:
-    return Response((Path(__file__).parent / "static" / "favicon.svg").read_bytes(), media_type="image/svg+xml",
-                    headers={"Cache-Control": "max-age=86400"})
+    return Response(
+        (Path(__file__).parent / "static" / "favicon.svg").read_bytes(),
+        media_type="image/svg+xml",
+        headers={"Cache-Control": "max-age=86400"},
+    )

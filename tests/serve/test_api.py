@@ -128,8 +128,9 @@ def test_get_prompt_answers_with_an_etag_and_304(client):
     assert changed.status_code == 200 and changed.headers["etag"] != etag
 
 
-@pytest.mark.parametrize("path", ["/api/personas", "/api/personas/summarizer.yaml",
-                                  "/api/personas/summarizer.yaml/explain?deployment=prod"])
+@pytest.mark.parametrize(
+    "path", ["/api/personas", "/api/personas/summarizer.yaml", "/api/personas/summarizer.yaml/explain?deployment=prod"]
+)
 def test_reads_answer_304_when_unchanged(client, path):
     etag = client.get(path).headers["etag"]
     assert client.get(path, headers={"If-None-Match": etag}).status_code == 304
