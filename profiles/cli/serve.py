@@ -96,4 +96,7 @@ def serve(
     settings = make_settings(
         folder, store=store_url, read_only=read_only, host=host, port=port, allow_hosts=allow_hosts
     )
-    run(settings, announce=lambda line: click.echo(line, err=line.startswith("Warning")), log_level=log_level)
+    try:
+        run(settings, announce=lambda line: click.echo(line, err=line.startswith("Warning")), log_level=log_level)
+    except KeyboardInterrupt:  # Ctrl-C is how a server is stopped: not a failure
+        click.echo("Stopped.", err=True)

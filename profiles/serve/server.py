@@ -103,6 +103,7 @@ def start_lines(settings: ServeSettings, store: str) -> list[str]:
             f"Warning: listening on {settings.host}, not only on this machine: anyone who reaches it can read "
             "the personas and the store; writes still need the token"
         )
+    lines.append("Stop with Ctrl-C.")
     return lines
 
 
