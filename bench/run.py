@@ -11,7 +11,7 @@ targets are ratios wherever a floor exists.
     python bench/run.py --quick    # fewer repeats and a 10,000-row batch, under a minute
     python bench/run.py --only system,import --json out.json
 
-Rows for DB-GPT, LangChain and Haystack run when the `bench` extra is installed
+Rows for DB-GPT, LangChain, Haystack and datasketch run when the `bench` extra is installed
 (`pip install -e ".[bench]"`) and are skipped otherwise.
 """
 
@@ -77,11 +77,16 @@ class Settings:
     process_runs: int
     load_repeats: int
     batch_rows: int
+    #: Personas `profiles generate --dedupe` makes in the dedupe row (and a tenth of them, to see
+    #: how the cost grows), and texts the datasketch comparison indexes.
+    dedupe_personas: int = 100_000
+    compare_texts: int = 10_000
 
     @classmethod
     def make(cls, quick: bool) -> Settings:
         if quick:
-            return cls(True, repeats=7, batch_seconds=0.01, process_runs=5, load_repeats=3, batch_rows=10_000)
+            return cls(True, repeats=7, batch_seconds=0.01, process_runs=5, load_repeats=3, batch_rows=10_000,
+                       dedupe_personas=10_000, compare_texts=2_000)
         return cls(False, repeats=30, batch_seconds=0.02, process_runs=15, load_repeats=9, batch_rows=100_000)
 
 
@@ -578,6 +583,153 @@ def row_batch(settings: Settings) -> list[Row]:
     return [row]
 
 
+# near-duplicate removal ---------------------------------------------------------------------
+
+
+def _scripted_server() -> Any:
+    """The tests' scripted chat server, answering with its persona writer (repeats included)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.llm_server import ChatServer
+    from tests.persona_writer import PersonaWriter
+
+    return ChatServer(default=PersonaWriter(), max_requests=10**7).start()
+
+
+def _generate(server: Any, folder: Path, count: int, dedupe: bool) -> tuple[_Run, int]:
+    rules = folder / "rules.txt"
+    rules.write_text("Staff of a large bookshop.\n", encoding="utf-8")
+    out = folder / f"personas-{count}-{int(dedupe)}.jsonl"
+    argv = [sys.executable, "-m", "profiles", "generate", "--base-url", server.url, "--model", "writer",
+            "--count", str(count), "--rules", str(rules), "--seed", "1", "--batch-size", "100",
+            "--max-in-flight", "2", "--timeout", "60", "--out", str(out), "--quiet", "--force"]
+    if dedupe:
+        argv += ["--dedupe", "0.85"]
+    run = _child(argv, cwd=folder, timeout=1200)
+    written = sum(1 for _ in out.open(encoding="utf-8")) if out.exists() else 0
+    return run, written
+
+
+def row_dedupe(settings: Settings) -> list[Row]:
+    """`profiles generate --dedupe 0.85` against the scripted server, beside the same run without it.
+
+    CPU time of the command's process (the server runs here); the cost of deduplication per
+    persona at the full count is compared with its cost at a tenth of it: near 1 means linear.
+    """
+    count = settings.dedupe_personas
+    row = Row("dedupe", f"generate --dedupe 0.85, {count:,} personas", "s", floor_label="same run, no --dedupe")
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        row.status = "skipped"
+        row.note = "skipped: numpy not installed (pip install -e '.[dedupe]')"
+        return [row]
+    server = _scripted_server()
+    try:
+        with tempfile.TemporaryDirectory(prefix="profiles-bench-dedupe-") as tmp:
+            folder = Path(tmp)
+            runs = {}
+            for size in (count // 10, count):
+                for dedupe in (False, True):
+                    runs[size, dedupe] = _generate(server, folder, size, dedupe)
+    finally:
+        server.stop()
+    for (size, dedupe), (run, written) in runs.items():
+        if run.code != 0 or written != size:
+            row.status = "failed"
+            row.note = f"{size:,} personas, dedupe={dedupe}: exit {run.code}, {written:,} written: " + (
+                run.output.strip().splitlines() or ["no output"])[-1][:160]
+            return [row]
+    full, small = runs[count, True][0], runs[count // 10, True][0]
+    full_floor, small_floor = runs[count, False][0], runs[count // 10, False][0]
+    per_full = (full.cpu - full_floor.cpu) / count
+    per_small = (small.cpu - small_floor.cpu) / (count // 10)
+    row.median = full.cpu
+    row.floor = full_floor.cpu
+    row.ratio = full.cpu / full_floor.cpu if full_floor.cpu else None
+    row.samples = 1
+    scaling = per_full / per_small if per_small > 0 else None
+    row.target = "cost per persona ≤ 1.5× at 10× the count"
+    row.passed = scaling is not None and scaling <= 1.5
+    row.extra.update(
+        {
+            "personas": count,
+            "dedupe_us_per_persona": per_full * 1e6,
+            "dedupe_us_per_persona_at_tenth": per_small * 1e6,
+            "scaling": scaling,
+            "peak_mb": full.peak_mb,
+            "peak_mb_without_dedupe": full_floor.peak_mb,
+            "wall_s": full.wall,
+        }
+    )
+    shown = f"{scaling:.2f}" if scaling is not None else "–"
+    row.note = (f"{per_full * 1e6:,.0f} µs/persona, ×{shown} at 10× the count; peak {full.peak_mb:.0f} MB "
+                f"({full_floor.peak_mb:.0f} MB without)")
+    return [row]
+
+
+def _compare_texts(count: int) -> list[str]:
+    import random
+
+    rng = random.Random(2)
+    syllables = [consonant + vowel for consonant in "bcdfgklmnprstvz" for vowel in "aeiou"]
+    words = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(5000)]
+    texts = [" ".join(rng.choice(words) for _ in range(60)) for _ in range(count)]
+    for index in range(0, count, 10):  # one in ten a near-copy of the text before it
+        if index:
+            texts[index] = texts[index - 1].replace(texts[index - 1].split()[3], "zz", 1)
+    return texts
+
+
+def row_datasketch(settings: Settings) -> list[Row]:
+    """Signing and indexing texts at 0.85: ours beside datasketch's MinHash and MinHashLSH (128 functions)."""
+    count = settings.compare_texts
+    row = Row("datasketch", f"near-duplicate index, {count:,} texts", "s", floor_label="datasketch")
+    try:
+        import numpy  # noqa: F401
+        from datasketch import MinHash, MinHashLSH
+    except ImportError as exc:
+        row.status = "skipped"
+        row.note = f"skipped: {exc.name} not installed (pip install -e '.[bench]')"
+        return [row]
+    from profiles.similarity import MinHasher, NearDuplicateIndex, shingles
+
+    texts = _compare_texts(count)
+
+    def ours() -> int:
+        index = NearDuplicateIndex(0.85, hasher=MinHasher())
+        signatures = index.hasher.signatures(texts)
+        return sum(index.add_if_new(i, signature) is not None for i, signature in enumerate(signatures))
+
+    def theirs() -> int:
+        lsh = MinHashLSH(threshold=0.85, num_perm=128)
+        found = 0
+        for i, text in enumerate(texts):
+            minhash = MinHash(num_perm=128)
+            minhash.update_batch([gram.encode("utf-8") for gram in shingles(text)])
+            if lsh.query(minhash):
+                found += 1
+            else:
+                lsh.insert(i, minhash)
+        return found
+
+    times: dict[str, list[float]] = {"ours": [], "theirs": []}
+    found: dict[str, int] = {}
+    for _ in range(1 if settings.quick else 3):
+        for name, fn in (("ours", ours), ("theirs", theirs)):
+            start = _clock()
+            found[name] = fn()
+            times[name].append(_clock() - start)
+    row.median = min(times["ours"])
+    row.floor = min(times["theirs"])
+    row.ratio = row.median / row.floor if row.floor else None
+    row.samples = len(times["ours"])
+    row.extra.update({"found_ours": found["ours"], "found_datasketch": found["theirs"],
+                      "version": _version("datasketch")})
+    row.note = f"near-copies found: {found['ours']} ours, {found['theirs']} datasketch, of {(count - 1) // 10}"
+    return [row]
+
+
 # other libraries on the same persona ----------------------------------------------------------
 
 
@@ -701,6 +853,8 @@ ROWS: dict[str, Callable[[Settings], list[Row]]] = {
     "create_env": row_create_env,
     "load_1000": row_load,
     "batch": row_batch,
+    "dedupe": row_dedupe,
+    "datasketch": row_datasketch,
     "import": row_import,
     "dbgpt": row_dbgpt,
     "langchain": row_langchain,

@@ -17,17 +17,19 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  8  cli/                                   every click command; the only code that draws on a terminal
  7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate
-    factories/                             personas from datasets, from an LLM, or several factories
+ 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
+    review report factories/               prompt diffs and snapshots for review; diversity reports;
+                                           personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
- 1  store/ rendering/                      SQL only; sandbox, bounds and template selection; neither
-                                           knows what a persona is
+ 1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
+                                           and LSH over texts; none knows what a persona is
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format
+    tools resources react                  tool specs, resources and the ReAct format,
+    buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
 
@@ -42,8 +44,10 @@ from .errors import (
     ConfigIssue,
     DatasetRowError,
     FactoryError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ReactParseError,
     RenderError,
     ReplyError,
@@ -53,6 +57,7 @@ from .errors import (
     SecretError,
     ServeError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
     UnknownProviderError,
 )
@@ -70,6 +75,11 @@ _LAZY = {
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
     "LLMProfileFactory": "factories.llm",
+    "DistinctFilter": "factories.distinct",
+    "EmbeddingClient": "factories.embeddings",
+    "SamplingPlan": "factories.plan",
+    "diversity_report": "report",
+    "load_plan": "factories.plan",
     "Profile": "profile",
     "ProfileConfig": "profile_config",
     "ProfileFactory": "factories.base",
@@ -109,18 +119,22 @@ __all__ = [
     "DatasetRowError",
     "DefaultProfile",
     "DeploymentOverlay",
+    "DistinctFilter",
     "DynConfig",
+    "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
     "LLMProfileFactory",
+    "LabelConflictError",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
     "ProfilesError",
     "PromptNotFoundError",
     "PromptStore",
+    "ProtectedLabelError",
     "ReactAction",
     "ReactAnswer",
     "ReactParseError",
@@ -130,10 +144,12 @@ __all__ = [
     "Resolved",
     "ResourceError",
     "RowIssue",
+    "SamplingPlan",
     "SecretError",
     "ServeError",
     "StaleStoreWarning",
     "StoreError",
+    "StoreNotFoundError",
     "StoreProvider",
     "TemplateNotFoundError",
     "Tool",
@@ -142,8 +158,10 @@ __all__ = [
     "UnknownProviderError",
     "__version__",
     "check_paths",
+    "diversity_report",
     "explain",
     "load_mapping",
+    "load_plan",
     "load_profile",
     "load_profiles",
     "looks_like_credential",
@@ -161,7 +179,10 @@ if TYPE_CHECKING:
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping
+    from .factories.distinct import DistinctFilter
+    from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
+    from .factories.plan import SamplingPlan, load_plan
     from .loader import load_profile, load_profiles, parse_profiles
     from .profile import DefaultProfile, Profile
     from .profile_config import ProfileConfig
@@ -172,6 +193,7 @@ if TYPE_CHECKING:
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
     from .rendering.families import UnknownModelWarning
+    from .report import diversity_report
     from .schema import persona_schema
     from .secrets import looks_like_credential
     from .store import PromptStore

@@ -131,6 +131,8 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
         data["requires_resources"] = True
     if getattr(profile, "allow_secrets", ()):
         data["allow_secrets"] = sorted(profile.allow_secrets)
+    if getattr(profile, "metadata", None):
+        data["metadata"] = dict(profile.metadata)
     return data
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError
 
-__all__ = ["CheckReport", "check_paths"]
+__all__ = ["CheckReport", "check_paths", "kind_samples", "prompt_kinds"]
 
 
 @dataclass
@@ -71,8 +71,6 @@ def check_paths(paths: Iterable[str | Path]) -> CheckReport:
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
-    from .rendering.templates import PROMPT_KINDS
-
     def issue(message: str, *path: str) -> None:
         found = config.line_of(*path) if path else None
         issues.append(ConfigIssue(message, ".".join(path), found[0] if found else file, found[1] if found else None))
@@ -82,13 +80,8 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     except ProfilesError as exc:
         issue(exc.message)
         return
-    kinds = [*PROMPT_KINDS, *sorted(kind for kind in config.templates if kind not in PROMPT_KINDS)]
-    if profile.tools and "react" not in kinds:
-        kinds.append("react")
-    samples = dict(config.samples)
-    per_kind = {
-        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
-    }
+    kinds = prompt_kinds(config, profile)
+    samples, per_kind = _split_samples(config, kinds)
     used_anywhere: set[str] = set()
     for kind in kinds:
         given = {**samples, **per_kind.get(kind, {})}
@@ -98,6 +91,31 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
     for name in sorted(set(samples) - used_anywhere):
         issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
+
+
+def prompt_kinds(config: Any, profile: Any) -> list[str]:
+    """The prompt kinds `check` renders for a persona: the built-in ones, the persona's own, and
+    `react` when it has tools. Snapshots and `profiles diff` render the same ones."""
+    from .rendering.templates import PROMPT_KINDS
+
+    kinds = [*PROMPT_KINDS, *sorted(kind for kind in profile.templates if kind not in PROMPT_KINDS)]
+    if profile.tools and "react" not in kinds:
+        kinds.append("react")
+    return kinds
+
+
+def _split_samples(config: Any, kinds: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    samples = dict(config.samples)
+    per_kind = {
+        kind: samples.pop(kind) for kind in list(samples) if kind in kinds and isinstance(samples[kind], Mapping)
+    }
+    return samples, per_kind
+
+
+def kind_samples(config: Any, kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """The sample values each kind is rendered with: the shared samples, then the kind's own."""
+    samples, per_kind = _split_samples(config, kinds)
+    return {kind: {**samples, **per_kind.get(kind, {})} for kind in kinds}
 
 
 def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:

@@ -21,6 +21,7 @@ from .errors import ConfigError, ConfigIssue
 from .fields import (
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
+    Metadata,
     TemplateRoots,
     TemplateSource,
     Text,
@@ -150,10 +151,20 @@ class PersonaModel(_PersonaFields):
     `template_roots` names folders (relative to the persona, inside its folder) searched for
     `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
     deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
-    may reach a prompt.
+    may reach a prompt. `metadata` holds free-form data that travels with the persona (a sampling
+    plan's draws, say) and never reaches a prompt.
     """
 
     deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
+    metadata: Metadata = Field(
+        default_factory=dict,
+        description=(
+            "Free-form data kept with the persona and written out unchanged, never rendered into a prompt: "
+            "text keys, JSON values (text, numbers, true/false, null, lists, mappings), at most "
+            "64,000 characters as JSON and 8 levels deep. `profiles generate --plan` keeps the attributes "
+            "drawn for the persona under `metadata.plan`."
+        ),
+    )
     factory: Any = None
 
     _base_dir: Path | None = PrivateAttr(default=None)
@@ -304,4 +315,4 @@ def _unknown_field_message(name: str) -> str:
 def known_field_names() -> list[str]:
     """Every field a persona file may set, for did-you-mean hints."""
     return [*PROFILE_FIELDS, "templates", "variables", "samples", "factory", "tools", "requires_resources",
-            "template_roots", "allow_secrets", "deployments", "extends"]
+            "template_roots", "allow_secrets", "deployments", "metadata", "extends"]

@@ -66,8 +66,11 @@ class ConfigInfo:
         if found is None or found.value in (None, ""):
             # a provider that answers Resolved(None, why) says why the default is used (a store outage)
             why = f" ({found.source})" if found is not None and found.value is None and found.source else ""
-            return Resolved(self._shape(self.default), f"default{why}", self.secret)
-        return Resolved(self._shape(found.value), found.source, self.secret or found.secret)
+            stale = found is not None and found.stale
+            return Resolved(self._shape(self.default), f"default{why}", self.secret, stale=stale)
+        return Resolved(
+            self._shape(found.value), found.source, self.secret or found.secret, found.stale, details=found.details
+        )
 
     def query(self, **context: Any) -> Any:
         """Return just the value; `context` takes `language`, `model` and `deployment`."""

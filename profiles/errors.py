@@ -11,6 +11,9 @@ ProfilesError
   SecretError            a secret would reach a prompt
   StoreError             the prompt store failed
     PromptNotFoundError    no prompt matches (also a LookupError)
+    StoreNotFoundError     no store at that URL: reading never creates one (also a LookupError)
+    LabelConflictError     a label moved since the caller read it (compare-and-set)
+    ProtectedLabelError    a protected label would move without force
   FactoryError           a factory could not create a profile
     DatasetRowError        a dataset row is not a valid persona (row, file line, column; its RowIssues)
     BatchError             a batch cannot start or resume (output, checkpoint or options)
@@ -36,8 +39,10 @@ __all__ = [
     "ConfigIssue",
     "DatasetRowError",
     "FactoryError",
+    "LabelConflictError",
     "ProfilesError",
     "PromptNotFoundError",
+    "ProtectedLabelError",
     "ReactParseError",
     "RenderError",
     "ReplyError",
@@ -47,6 +52,7 @@ __all__ = [
     "SecretError",
     "ServeError",
     "StoreError",
+    "StoreNotFoundError",
     "TemplateNotFoundError",
     "UnknownProviderError",
 ]
@@ -152,6 +158,22 @@ class StoreError(ProfilesError):
 
 class PromptNotFoundError(StoreError, LookupError):
     """Raised when the prompt store has no prompt matching a request."""
+
+
+class StoreNotFoundError(StoreError, LookupError):
+    """Raised when a store is opened for reading where none exists: reading never creates a database."""
+
+
+class LabelConflictError(StoreError):
+    """Raised when a label move expected the label at one version and found it elsewhere.
+
+    Two releasers moving `production` at once: the second one's `expect=` no longer holds, so its
+    move is refused instead of silently overwriting the first. Read the label again and retry.
+    """
+
+
+class ProtectedLabelError(StoreError):
+    """Raised when a protected label (`store protect`) would move without `force=True` (`--force`)."""
 
 
 class FactoryError(ProfilesError):

@@ -27,12 +27,13 @@ def explain(
     language: str | None = None,
     model: str | None = None,
     overrides: Mapping[str, Any] | None = None,
+    rollout_key: str | None = None,
 ) -> list[ExplainRow]:
     """Where each field of a persona comes from for one context.
 
     `persona` is a persona file's path, a `ProfileConfig`, or an already created profile (then the
     context arguments are not used). The deployment falls back to `PROFILES_DEPLOYMENT`, as in
-    `create_profile`.
+    `create_profile`; so does the rollout key, to `PROFILES_ROLLOUT_KEY`.
 
     Raises:
         ConfigError: the persona file is invalid.
@@ -42,7 +43,9 @@ def explain(
         return explain_profile(persona)
     if not isinstance(persona, ProfileConfig):
         persona = load_profile(persona)
-    profile = persona.create_profile(language=language, model=model, deployment=deployment, overrides=overrides)
+    profile = persona.create_profile(
+        language=language, model=model, deployment=deployment, overrides=overrides, rollout_key=rollout_key
+    )
     if not isinstance(profile, DefaultProfile):
         raise FactoryError(
             f"the persona's factory made a {type(profile).__name__}, which keeps no provenance; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -23,7 +23,10 @@ from .tools import ToolSpecError, parse_tools
 
 __all__ = [
     "LIST_FIELDS",
+    "MAX_METADATA_CHARS",
+    "MAX_METADATA_DEPTH",
     "MAX_TEMPLATE_BYTES",
+    "Metadata",
     "PROFILE_FIELDS",
     "REQUIRED_FIELDS",
     "TEMPLATE_SPECS",
@@ -140,11 +143,13 @@ class TemplateSource:
 
     A template named `{store: key}` has no text yet (`store_key` is set): it is fetched from the
     `store` provider at every `create_profile`, for that profile's language, model and deployment.
+    A fetched one keeps the provider's `details` (version, label, rollout arm) for traces.
     """
 
     source: str
     origin: str
     store_key: str | None = None
+    details: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def _fail(code: str, message: str) -> PydanticCustomError:
@@ -268,7 +273,66 @@ def template_sources(value: Any) -> Any:
     return result
 
 
+#: Largest `metadata:` a persona may carry, measured as compact JSON text.
+MAX_METADATA_CHARS = 64_000
+
+#: Deepest nesting of lists and mappings inside `metadata:`.
+MAX_METADATA_DEPTH = 8
+
+
+def _metadata(value: Any) -> Any:
+    """Free-form data kept with a persona: text keys, JSON values, bounded in size and depth.
+
+    Checked here so that whatever writes a persona out (JSONL, YAML) can write it unchanged.
+    """
+    import json
+    import math
+
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError(
+            "metadata_type", "expected a mapping of text keys to values, got {kind}", {"kind": type_name(value)}
+        )
+    stack: list[tuple[Any, str, int]] = [(value, "metadata", 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, Mapping) or isinstance(item, (list, tuple)):
+            if depth > MAX_METADATA_DEPTH:
+                raise PydanticCustomError(
+                    "metadata_depth", "{where} nests over {limit} levels; flatten it",
+                    {"where": where, "limit": MAX_METADATA_DEPTH},
+                )
+            if isinstance(item, Mapping):
+                for key, child in item.items():
+                    if not isinstance(key, str):
+                        raise PydanticCustomError(
+                            "metadata_key", "{where} has the key {key}, which is not text; quote it",
+                            {"where": where, "key": repr(key)},
+                        )
+                    stack.append((child, f"{where}.{key}", depth + 1))
+            else:
+                stack.extend((child, f"{where}[{index}]", depth + 1) for index, child in enumerate(item))
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise PydanticCustomError("metadata_value", "{where} is {value}; JSON has no such number",
+                                      {"where": where, "value": repr(item)})
+        elif item is not None and not isinstance(item, (str, int, float, bool)):
+            raise PydanticCustomError(
+                "metadata_value", "{where} is {kind}; use text, numbers, true/false, null, lists and mappings",
+                {"where": where, "kind": type(item).__name__},
+            )
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_METADATA_CHARS:
+        raise PydanticCustomError(
+            "metadata_size", "is {size} characters as JSON, over the limit of {limit}; keep bulky data elsewhere",
+            {"size": size, "limit": MAX_METADATA_CHARS},
+        )
+    # lists and tuples alike come back as lists: what JSON and YAML write
+    return json.loads(json.dumps(value, ensure_ascii=False))
+
+
 Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
 TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
 TemplateRoots = Annotated[tuple[Path, ...], BeforeValidator(_template_roots)]
+Metadata = Annotated[dict[str, Any], BeforeValidator(_metadata)]

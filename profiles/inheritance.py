@@ -2,8 +2,8 @@
 
 Later wins: the parents in the order `extends` lists them, then the child. A field replaces the
 same field of an earlier persona, except the mappings, which merge per key: `templates` and
-`variables` per name, `deployments` per deployment and, inside one deployment, per field. Each
-persona's own `{file: …}` templates were already read relative to its own folder.
+`variables` per name, `metadata` per top-level key, `deployments` per deployment and, inside one
+deployment, per field. Each persona's own `{file: …}` templates were already read relative to its own folder.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["MERGED_FIELDS", "merge_configs"]
 
 #: Fields that merge per key rather than replace.
-MERGED_FIELDS = ("templates", "variables", "samples", "deployments")
+MERGED_FIELDS = ("templates", "variables", "samples", "deployments", "metadata")
 
 _OVERLAY_MAPPINGS = ("templates", "variables", "samples")
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import tracing
 from .context import Resolved
 from .errors import ProfilesError, RenderError, ResourceError, SecretError, TemplateNotFoundError
 from .fields import TemplateSource
@@ -119,9 +120,15 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
+    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
+    #: The stored prompts its templates include, by the name they include them by (`store:x`).
+    includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: What it was made from, for traces: `file` (the persona file) and `deployment`.
+    origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -173,8 +180,64 @@ class DefaultProfile(Profile):
 
     @property
     def provenance(self) -> dict[str, str]:
-        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`."""
-        return {name: item.source for name, item in self.resolved.items()}
+        """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`.
+
+        Templates from the store follow the fields as `templates.<kind>`, and the stored prompts
+        they include as `include store:<name>`, each with its version and label.
+        """
+        found = {name: item.source for name, item in self.resolved.items()}
+        for kind, template in self.templates.items():
+            if template.store_key:
+                found[f"templates.{kind}"] = template.origin
+        for name, part in self.includes.items():
+            found[f"include {name}"] = part.origin
+        return found
+
+    def trace_attributes(self, kind: str | None = None) -> dict[str, Any]:
+        """The OpenTelemetry span attributes of this profile (see `profiles.tracing`), and of the
+        template of `kind` when given. Names and versions only: never a value."""
+        values = self.values
+        attributes: dict[str, Any] = {
+            "profiles.persona.file": self.origin.get("file"),
+            "profiles.deployment": self.origin.get("deployment"),
+            "profiles.language": values.get("language") if isinstance(values.get("language"), str) else None,
+            "profiles.model": values.get("model") if isinstance(values.get("model"), str) else None,
+        }
+        keys: list[str] = []
+        versions: list[int] = []
+        labels: list[str] = []
+        arms: list[str] = []
+        stale = False
+        parts = [
+            *((item.details, item.stale) for item in self.resolved.values()),
+            *((item.details, False) for item in self.templates.values() if item.store_key),
+            *((item.details, False) for item in self.includes.values()),
+        ]
+        for details, was_stale in parts:
+            stale = stale or was_stale
+            if not details or "key" not in details:
+                continue
+            keys.append(str(details["key"]))
+            versions.append(int(details["version"]))
+            labels.append("pinned" if details.get("pinned") else str(details.get("label", "")))
+            arms.append(f"{details['arm']}/{details['arms']}" if "arm" in details else "")
+            stale = stale or bool(details.get("stale"))
+        if keys:
+            attributes.update(
+                {
+                    "profiles.store.keys": keys,
+                    "profiles.store.versions": versions,
+                    "profiles.store.labels": labels,
+                    "profiles.store.arms": arms,
+                }
+            )
+        attributes["profiles.stale"] = stale
+        if kind is not None:
+            compiled = self.template_for(kind)
+            attributes["profiles.prompt.kind"] = kind
+            attributes["profiles.template.name"] = compiled.name
+            attributes["profiles.template.hash"] = _text_hash(compiled.source)
+        return attributes
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
@@ -369,6 +432,8 @@ class DefaultProfile(Profile):
         if plan is None:
             plan = self.plans[kind] = self._plan(kind)
         compiled = plan.compiled
+        if tracing.recording():  # one dictionary lookup when no application traces
+            tracing.annotate(self.trace_attributes(kind))
         declared = compiled.declared
         if strict and caller:
             extra = sorted(name for name in caller if name not in plan.used)
@@ -499,6 +564,8 @@ def build_profile(
     template_roots: Sequence[Path] = (),
     literal: Collection[str] = (),
     templates: Mapping[str, TemplateSource] | None = None,
+    includes: Mapping[str, TemplateSource] | None = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
@@ -506,9 +573,12 @@ def build_profile(
     once, so an unknown model warns at creation and never again at render. A secret's value is
     data, never a template: it is not compiled, so neither its text nor a syntax error quoting it
     can reach a prompt or a message. Fields named in `literal` are data too (a dataset's cells,
-    say): braces in them are printed as they are and never run.
+    say): braces in them are printed as they are and never run. `includes` are the texts of the
+    named parts the templates include (fetched by resolution); the renderer serves them by name,
+    sandboxed and bounded like any template. `origin` says what the profile was made from.
     """
-    renderer = get_renderer(template_roots)
+    sources = {name: part.source for name, part in includes.items()} if includes else None
+    renderer = get_renderer(template_roots, sources)
     values = {name: item.value for name, item in resolved.items()}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
@@ -533,7 +603,16 @@ def build_profile(
         tools=tuple(config.tools),
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
+        metadata=MappingProxyType(config.metadata),
+        includes=MappingProxyType(dict(includes or {})),
+        origin=MappingProxyType(dict(origin or {})),
     )
+
+
+def _text_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _has_text(value: Any) -> bool:

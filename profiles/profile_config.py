@@ -17,12 +17,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import tracing
 from .config import PersonaModel
 from .context import Context, Resolved
 from .deployments import for_deployment
 from .errors import FactoryError, ProfilesError
-from .profile import Profile, build_profile
-from .resolve import choose_deployment, env_template_roots, fetch_templates, is_literal, resolve_fields
+from .profile import DefaultProfile, Profile, build_profile
+from .resolve import (
+    choose_deployment,
+    choose_rollout_key,
+    env_template_roots,
+    fetch_templates,
+    is_literal,
+    resolve_fields,
+)
 from .secrets import redact
 
 __all__ = ["ProfileConfig", "create_profile"]
@@ -56,6 +64,8 @@ class ProfileConfig(PersonaModel):
         model: str | None = None,
         deployment: str | None = None,
         overrides: Mapping[str, Any] | None = None,
+        rollout_key: str | None = None,
+        store_versions: Mapping[str, int] | None = None,
     ) -> Profile:
         """Resolve every field for this context and return an immutable profile.
 
@@ -65,13 +75,25 @@ class ProfileConfig(PersonaModel):
         factory, when set, is called with keyword arguments and its non-None result wins over the
         fields.
 
+        `rollout_key` (a user or session id; else `PROFILES_ROLLOUT_KEY`) picks one version of a
+        store label rolled out over several, the same one for the same key every time; without a
+        key, the first. `store_versions` pins store keys to versions (`{"summarizer/system": 4}`),
+        whatever the labels say: to see a version before it is released.
+
         Raises:
             ResolutionError: a provider failed or is unknown, or the deployment name is unsafe.
             ConfigError: an override names an unknown field.
             RenderError: a field's template syntax does not parse.
         """
         return create_profile(
-            self, profile_id, language=language, model=model, deployment=deployment, overrides=overrides
+            self,
+            profile_id,
+            language=language,
+            model=model,
+            deployment=deployment,
+            overrides=overrides,
+            rollout_key=rollout_key,
+            store_versions=store_versions,
         )
 
     def for_deployment(self, deployment: str | None) -> ProfileConfig:
@@ -91,19 +113,26 @@ def create_profile(
     model: str | None = None,
     deployment: str | None = None,
     overrides: Mapping[str, Any] | None = None,
+    rollout_key: str | None = None,
+    store_versions: Mapping[str, int] | None = None,
 ) -> Profile:
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
     deployment = choose_deployment(deployment)
     config = for_deployment(persona, deployment)
     roots = (*config.template_roots, *env_template_roots())
-    if not overrides and is_literal(config):
-        return _literal_profile(config, profile_id, language, model, deployment, roots)
+    if not overrides and not store_versions and is_literal(config):
+        profile = _literal_profile(config, profile_id, language, model, deployment, roots, persona._source_file)
+        if tracing.recording():
+            tracing.annotate(profile.trace_attributes())
+        return profile
     context = Context(
         language=language,
         model=model,
         deployment=deployment,
         base_dir=persona._base_dir,
         overrides=dict(overrides or {}),
+        rollout_key=choose_rollout_key(rollout_key),
+        store_versions=dict(store_versions or {}),
     )
     resolved = resolve_fields(config, context)
     if config.factory is not None:
@@ -111,8 +140,20 @@ def create_profile(
         if made is not None:
             return made
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
-    templates = fetch_templates(config, chosen, lines=persona)
-    return build_profile(config, profile_id, resolved, template_roots=roots, templates=templates)
+    fetched = fetch_templates(config, chosen, lines=persona)
+    templates, includes = fetched if fetched is not None else (None, None)
+    built = build_profile(
+        config,
+        profile_id,
+        resolved,
+        template_roots=roots,
+        templates=templates,
+        includes=includes,
+        origin={"file": persona._source_file, "deployment": deployment},
+    )
+    if tracing.recording():
+        tracing.annotate(built.trace_attributes())
+    return built
 
 
 def _literal_profile(
@@ -122,17 +163,21 @@ def _literal_profile(
     model: str | None,
     deployment: str | None,
     roots: tuple[Path, ...],
-) -> Profile:
+    source_file: str | None,
+) -> DefaultProfile:
     """A persona without dynamic fields resolves the same way every time: build it once per context."""
     private = config.__pydantic_private__
     built: dict[Any, Any] = private["_memo"].setdefault("built", {})
-    key = (language, model, roots)
+    key = (language, model, roots, deployment)
     profile = built.get(key)
     if profile is None:
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
-        profile = built[key] = build_profile(config, None, resolve_fields(config, context), template_roots=roots)
+        origin = {"file": source_file, "deployment": deployment}
+        profile = built[key] = build_profile(
+            config, None, resolve_fields(config, context), template_roots=roots, origin=origin
+        )
     return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 

@@ -53,4 +53,6 @@ def explain_profile(profile: Explainable) -> list[ExplainRow]:
     for kind, template in profile.templates.items():
         if getattr(template, "store_key", None):  # the version and label the store gave
             rows.append(ExplainRow(f"templates.{kind}", template.source, template.origin))
+    for name, part in getattr(profile, "includes", {}).items():  # stored prompts the templates include
+        rows.append(ExplainRow(f"include {name}", part.source, part.origin))
     return rows

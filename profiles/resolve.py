@@ -4,8 +4,10 @@ Precedence, first wins, for every field: the caller's overrides > the field's pr
 dynamic fields) > the field's default; the context's language and model win over the persona's.
 Literal fields keep the file and line they were written on (`yaml:a.yaml:4`, `overlay prod:
 a.yaml:9`). Templates named `{store: key}` are fetched here too, for the resolved language and
-model. Nothing is cached across calls except what never changes for a config: which of its
-fields are literal, and their sources.
+model, and so are the stored prompts any of the persona's templates include
+(`{% include "store:shared/safety" %}`), for the same context: the renderer only ever sees their
+text, never the store. Nothing is cached across calls except what never changes for a config:
+which of its fields are literal, and their sources.
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TemplateSource
 from .providers import get_provider
 from .providers.env import check_deployment
+from .rendering.renderer import referenced_templates
 
 __all__ = [
     "DEPLOYMENT_ENV",
+    "MAX_PARTS",
+    "ROLLOUT_KEY_ENV",
+    "STORE_PREFIX",
     "TEMPLATE_PATH_ENV",
     "choose_deployment",
+    "choose_rollout_key",
     "env_template_roots",
     "fetch_templates",
     "is_literal",
@@ -38,6 +45,15 @@ __all__ = [
 
 #: The deployment used when none is given.
 DEPLOYMENT_ENV = "PROFILES_DEPLOYMENT"
+
+#: The rollout key used when none is given (e.g. set per worker, or per request by a server).
+ROLLOUT_KEY_ENV = "PROFILES_ROLLOUT_KEY"
+
+#: How a template names a stored prompt it includes: `{% include "store:shared/safety" %}`.
+STORE_PREFIX = "store:"
+
+#: Most stored prompts one profile's templates may include, directly or through each other.
+MAX_PARTS = 64
 
 #: Extra template roots, separated like PATH; searched after a persona's own `template_roots`.
 TEMPLATE_PATH_ENV = "PROFILES_TEMPLATE_PATH"
@@ -53,6 +69,13 @@ def choose_deployment(deployment: str | None) -> str | None:
     if chosen is not None:
         check_deployment(chosen)
     return chosen
+
+
+def choose_rollout_key(rollout_key: str | None) -> str | None:
+    """The rollout key in force: the argument, else `PROFILES_ROLLOUT_KEY`, else none."""
+    if rollout_key is not None:
+        return str(rollout_key)
+    return os.environ.get(ROLLOUT_KEY_ENV) or None
 
 
 def env_template_roots() -> tuple[Path, ...]:
@@ -85,7 +108,7 @@ def is_literal(config: PersonaModel) -> bool:
         literal = memo["literal"] = (
             config.factory is None
             and not literal_fields(config)[1]
-            and not any(item.store_key for item in config.templates.values())
+            and not any(_uses_store(item) for item in config.templates.values())
         )
     return literal  # type: ignore[no-any-return]
 
@@ -124,7 +147,7 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
         info: ConfigInfo = getattr(config, field)
         item = info.resolve(context)
         if isinstance(item.value, list):
-            item = Resolved(tuple(item.value), item.source, item.secret)
+            item = replace(item, value=tuple(item.value))
         resolved[field] = item
     return {field: resolved[field] for field in PROFILE_FIELDS}
 
@@ -165,19 +188,29 @@ def _literal_sources(config: PersonaModel) -> dict[str, str]:
     return sources
 
 
+def _uses_store(item: TemplateSource) -> bool:
+    # a substring test: a false alarm only costs a parse at `create_profile`
+    return bool(item.store_key) or STORE_PREFIX in item.source
+
+
 def fetch_templates(
     config: PersonaModel, context: Context, *, lines: PersonaModel
-) -> dict[str, TemplateSource] | None:
-    """The persona's templates with each `{store: key}` replaced by the text the store holds now.
+) -> tuple[dict[str, TemplateSource], dict[str, TemplateSource]] | None:
+    """The persona's templates with each `{store: key}` replaced by the text the store holds now,
+    and the stored prompts they include (`"store:name"` → its text and source).
 
-    None when no template comes from the store. `lines` is the persona as written (overlays keep
-    no lines), to say where a failing template was named. The text is compiled by the renderer,
-    whose cache is keyed by source text, so a new version compiles once and an unchanged one never.
+    None when no template uses the store. `lines` is the persona as written (overlays keep no
+    lines), to say where a failing template was named. Included prompts are fetched for the same
+    context (language, model, the deployment's label chain, rollout key and pins) as the template
+    that includes them; prompts that include each other in a cycle are an error naming the chain.
+    The texts are compiled by the renderer, whose cache is keyed by source text, so a new version
+    compiles once and an unchanged one never.
 
     Raises:
-        ResolutionError: the store has no such prompt, or cannot be read and has given none yet.
+        ResolutionError: the store has no such prompt, is unreachable and has given none yet, or
+            stored prompts include each other in a cycle.
     """
-    if not any(item.store_key for item in config.templates.values()):
+    if not any(_uses_store(item) for item in config.templates.values()):
         return None
     provider = get_provider("store")
     fetched = dict(config.templates)
@@ -186,25 +219,75 @@ def fetch_templates(
             continue
         where = lines.line_of("templates", kind) or lines.line_of("templates")
         place = f"{where[0]}:{where[1]}: " if where else ""
-        try:
-            found = provider.find(item.store_key, context)
-        except ResolutionError as exc:
-            raise ResolutionError(f"{place}template {kind!r}: {exc}") from exc
-        except Exception as exc:  # a user's provider failed: say which, keep the cause
-            raise ResolutionError(
-                f"{place}template {kind!r}: the store provider failed to look up {item.store_key!r}: "
-                f"{type(exc).__name__}; check that provider's configuration"
-            ) from exc
-        if found is None or not isinstance(found.value, str) or not found.value:
-            why = f" ({found.source})" if found is not None else ""
-            raise ResolutionError(
-                f"{place}template {kind!r}: the prompt store has no prompt {item.store_key!r} for "
-                f"language={context.language or '-'}, model={context.model or '-'}, "
-                f"deployment={context.deployment or '-'}{why}; add it with "
-                f"`profiles store put {item.store_key} --file {kind}.j2 --label production`"
-            )
-        fetched[kind] = TemplateSource(found.value, found.source, store_key=item.store_key)
-    return fetched
+        found = _fetch(provider, item.store_key, context, f"{place}template {kind!r}", f"{kind}.j2")
+        fetched[kind] = TemplateSource(found.value, found.source, store_key=item.store_key, details=found.details)
+    return fetched, _fetch_parts(provider, fetched, context, lines)
+
+
+def _fetch(provider: Any, key: str, context: Context, what: str, file_hint: str) -> Resolved:
+    """One stored text for a template, or an error that says why there is none and what to do."""
+    try:
+        found = provider.find(key, context)
+    except ResolutionError as exc:
+        raise ResolutionError(f"{what}: {exc}") from exc
+    except Exception as exc:  # a user's provider failed: say which, keep the cause
+        raise ResolutionError(
+            f"{what}: the store provider failed to look up {key!r}: "
+            f"{type(exc).__name__}; check that provider's configuration"
+        ) from exc
+    if found is not None and isinstance(found.value, str) and found.value:
+        return found
+    asked = (
+        f"language={context.language or '-'}, model={context.model or '-'}, deployment={context.deployment or '-'}"
+    )
+    if found is not None and found.stale:
+        raise ResolutionError(
+            f"{what}: the prompt store is unreachable, so {key!r} ({asked}) could not be fetched and no earlier "
+            f"answer is at hand: {found.reason or found.source}"
+        )
+    why = f" ({found.source})" if found is not None else ""
+    raise ResolutionError(
+        f"{what}: the prompt store has no prompt {key!r} for {asked}{why}; add it with "
+        f"`profiles store put {key} --file {file_hint} --label production`"
+    )
+
+
+def _fetch_parts(
+    provider: Any, templates: Mapping[str, TemplateSource], context: Context, lines: PersonaModel
+) -> dict[str, TemplateSource]:
+    """Every stored prompt the templates include, directly or through each other, fetched once each."""
+    parts: dict[str, TemplateSource] = {}
+    done: set[str] = set()
+
+    def visit(source: str, chain: tuple[str, ...]) -> None:
+        for name in referenced_templates(source):
+            if not name.startswith(STORE_PREFIX):
+                continue
+            if name in chain:
+                loop = " → ".join((*chain[chain.index(name) :], name))
+                raise ResolutionError(
+                    f"{chain[0]}: stored prompts include each other in a cycle: {loop}; remove one of these includes"
+                )
+            if name in done:
+                continue
+            if name not in parts:
+                if len(parts) >= MAX_PARTS:
+                    raise ResolutionError(
+                        f"{chain[0]} includes over {MAX_PARTS} stored prompts; include fewer, larger ones"
+                    )
+                key = name[len(STORE_PREFIX) :]
+                found = _fetch(provider, key, context, f"{chain[-1]} includes {name}", f"{key.rsplit('/', 1)[-1]}.j2")
+                parts[name] = TemplateSource(found.value, found.source, store_key=key, details=found.details)
+            visit(parts[name].source, (*chain, name))
+            done.add(name)
+
+    for kind, item in templates.items():
+        if STORE_PREFIX in item.source:
+            where = lines.line_of("templates", kind) or lines.line_of("templates")
+            place = f"{where[0]}:{where[1]}: " if where else ""
+            own = (f"{STORE_PREFIX}{item.store_key}",) if item.store_key else ()
+            visit(item.source, (f"{place}template {kind!r}", *own))
+    return parts
 
 
 def _shape(field: str, value: Any) -> Any:

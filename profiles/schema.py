@@ -133,8 +133,15 @@ def persona_schema() -> dict[str, Any]:
         "items": {"enum": list(PROFILE_FIELDS)},
         "uniqueItems": True,
     }
-    # an overlay may change any field but these three, which belong to the persona file itself
-    overlay = {key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory")}
+    # an overlay may change any field but these, which belong to the persona file itself
+    overlay = {
+        key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory", "metadata")
+    }
+    properties["metadata"] = {
+        "description": "Free-form data kept with the persona and written out unchanged, never rendered: text keys, "
+        "JSON values, at most 64,000 characters as JSON and 8 levels deep (a sampling plan's draws go under plan).",
+        "type": "object",
+    }
     properties["extends"] = {
         "description": "Parent persona file(s), relative to this file and inside the loaded persona's folder; "
         "this file's fields replace theirs, and templates, variables and deployments merge per key.",

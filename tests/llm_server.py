@@ -12,6 +12,13 @@ scripted item:
 - an :class:`Empty`: a 200 with ``choices: []`` or with empty content;
 - a callable taking the request body and returning one of the above, to answer by content.
 
+``ChatServer(default=item)`` answers with `item` once the script is used up (a callable that
+writes personas, say), and ``max_requests`` raises the bound for long runs.
+
+``POST /v1/embeddings`` (also ``/embeddings``) answers ``{"input": [texts]}`` with one vector per
+text from ``embed(text)``: by default counts of hashed words, so texts with the same words point
+the same way whatever their order. Its request bodies go to ``embedding_requests``.
+
 It records every request body and the highest number of requests handled at once. It serves at
 most :data:`MAX_REQUESTS` requests and stops when the test ends.
 """
@@ -20,19 +27,34 @@ from __future__ import annotations
 
 import json
 import threading
+import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status"]
+__all__ = ["MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status", "word_embedding"]
 
 #: Requests one server answers before refusing all others, so a retry loop gone wrong ends.
 MAX_REQUESTS = 200
 
 #: Paths that reach the chat endpoint: base URLs with and without ``/v1`` both work.
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+
+#: Paths that reach the embeddings endpoint.
+EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})
+
+#: Length of the default embeddings.
+EMBEDDING_SIZE = 64
+
+
+def word_embedding(text: str) -> list[float]:
+    """Counts of the text's words hashed into `EMBEDDING_SIZE` buckets: same words, same direction."""
+    vector = [0.0] * EMBEDDING_SIZE
+    for word in text.lower().split():
+        vector[zlib.crc32(word.strip(".,;:!?").encode("utf-8")) % EMBEDDING_SIZE] += 1.0
+    return vector
 
 
 @dataclass(frozen=True)
@@ -76,7 +98,17 @@ Item = str | Reply | Status | Stall | Empty | Callable[[dict[str, Any]], Any]
 class ChatServer:
     """A scripted chat-completions server; use as a context manager or call start() and stop()."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        default: Item | None = None,
+        max_requests: int = MAX_REQUESTS,
+        embed: Callable[[str], list[float]] = word_embedding,
+    ) -> None:
+        self._default = default
+        self._max_requests = max_requests
+        self._embed = embed
+        self.embedding_requests: list[dict[str, Any]] = []
         self._script: deque[Item] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -131,10 +163,10 @@ class ChatServer:
         with self._lock:
             self._count += 1
             number = self._count
-            if number > MAX_REQUESTS:
+            if number > self._max_requests:
                 return number, None
             self.requests.append(body)
-            item = self._script.popleft() if self._script else None
+            item = self._script.popleft() if self._script else self._default
         while callable(item):
             item = item(body)
         return number, item
@@ -150,13 +182,16 @@ class ChatServer:
                 path = self.path.split("?", 1)[0].rstrip("/")
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if path not in CHAT_PATHS:
+                if path not in CHAT_PATHS and path not in EMBEDDING_PATHS:
                     self._send(404, {"error": {"message": f"no route {path}"}})
                     return
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     self._send(400, {"error": {"message": "body is not JSON"}})
+                    return
+                if path in EMBEDDING_PATHS:
+                    self._embeddings(body)
                     return
                 with server._lock:
                     server.paths.append(path)
@@ -171,6 +206,21 @@ class ChatServer:
                     pass  # the client gave up (timeout): nothing to tell it
                 finally:
                     self._leave()
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                texts = body.get("input")
+                if isinstance(texts, str):
+                    texts = [texts]
+                if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+                    self._send(400, {"error": {"message": "input must be a text or a list of texts"}})
+                    return
+                with server._lock:
+                    server.embedding_requests.append(body)
+                data = [
+                    {"object": "embedding", "index": index, "embedding": server._embed(text)}
+                    for index, text in enumerate(texts)
+                ]
+                self._send(200, {"object": "list", "data": data, "model": body.get("model", "unknown")})
 
             def _leave(self) -> None:
                 # called before the answer goes out: once the client has it, it may send the next

@@ -85,6 +85,8 @@ def test_rows_cover_the_issue(bench):
         "create_env",
         "load_1000",
         "batch",
+        "dedupe",
+        "datasketch",
         "import",
         "dbgpt",
         "langchain",
@@ -236,3 +238,28 @@ def test_batch_row_runs_the_command(bench):
     assert row.status == "ok", row.note
     assert row.extra["rows"] == row.extra["written"] == 200
     assert row.median > 0 and row.floor > 0 and isinstance(row.passed, bool)
+
+
+def test_dedupe_row_runs_generate_against_the_scripted_server(bench):
+    """The dedupe row runs `profiles generate` with and without --dedupe, at two counts, to the end."""
+    from dataclasses import replace
+
+    (row,) = bench.row_dedupe(replace(bench.Settings.make(quick=True), dedupe_personas=200))
+    assert row.status == "ok", row.note
+    assert row.extra["personas"] == 200 and row.median > 0 and row.floor > 0
+    assert row.extra["peak_mb"] > 0 and isinstance(row.passed, bool)
+    assert "µs/persona" in row.note
+
+
+def test_datasketch_row_finds_the_same_near_copies(bench):
+    """Beside datasketch (when installed), the index finds every planted near-copy; without it, a skip note."""
+    from dataclasses import replace
+
+    (row,) = bench.row_datasketch(replace(bench.Settings.make(quick=True), compare_texts=300))
+    try:
+        import datasketch  # noqa: F401
+    except ImportError:
+        assert row.status == "skipped" and "datasketch not installed" in row.note
+        return
+    assert row.status == "ok", row.note
+    assert row.extra["found_ours"] == row.extra["found_datasketch"] == 29

@@ -108,17 +108,17 @@ def test_failure_keeps_partial_and_leaves_out_untouched(runner, chat_server, rul
     out = tmp_path / "out.jsonl"
     out.write_text("old\n", encoding="utf-8")
     chat_server.script(personas("Ada"), *[Empty()] * 10)
-    result = run(runner, chat_server, rules, "--out", str(out), count=3)
+    result = run(runner, chat_server, rules, "--out", str(out), "--force", count=3)
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: made 1 of 3 persona(s)")
-    assert f"The 1 persona(s) made are in {out}.partial." in result.stderr
+    assert f"The 1 persona(s) made are in {out}.partial; run the same command with --resume" in result.stderr
     assert "Traceback" not in result.output
     assert out.read_text(encoding="utf-8") == "old\n"
     assert [line["name"] for line in read_jsonl(tmp_path / "out.jsonl.partial")] == ["Ada"]
 
     again = run(runner, chat_server, rules, "--out", str(out), count=1)
     assert again.exit_code == 2
-    assert f"{out}.partial exists, left by an earlier run" in again.stderr
+    assert f"{out}.partial exists, left by an earlier run that did not finish; pass --resume" in again.stderr
     assert len(read_jsonl(tmp_path / "out.jsonl.partial")) == 1
 
 
@@ -127,7 +127,9 @@ def test_max_batches_bounds_the_run(runner, chat_server, rules):
     chat_server.script(*[Empty()] * 5)
     result = run(runner, chat_server, rules, "--max-batches", "2")
     assert result.exit_code == 2
-    assert "in 2 batch request(s) and 0 fix request(s) (max_batches=2)" in result.stderr
+    assert "in 2 batch request(s) and 0 fix request(s) (--max-batches=2)" in result.stderr
+    assert "Raise --max-batches," in result.stderr and "max_batches" not in result.stderr
+    assert ".." not in result.stderr
     assert len(chat_server.requests) == 2
 
 
@@ -212,9 +214,16 @@ def test_readme_command(runner, chat_server, tmp_path, monkeypatch, configs):
     monkeypatch.chdir(configs.parent)
     args = [str(tmp_path / arg) if arg in ("rules.txt", "personas.jsonl") else arg for arg in args]
     (tmp_path / "rules.txt").write_text("Staff of a small bookshop.", encoding="utf-8")
-    reply = lambda body: json.dumps([{"name": f"P{body['seed']}-{i}", "role": "r"} for i in range(5)])  # noqa: E731
-    chat_server.script(*[reply] * 4)
+    from collections import Counter
+
+    from tests.persona_writer import PersonaWriter
+
+    writer = PersonaWriter(fields={"locale": "language"})
+    chat_server.script(*[writer] * 40)
     result = runner.invoke(cli, args[1:])
     assert result.exit_code == 0, result.output
     lines = read_jsonl(tmp_path / "personas.jsonl")
-    assert len(lines) == 20 and lines[0]["name"] == "P1-0" and lines[-1]["_origin"]["seed"] == 4
+    assert len(lines) == 20 and lines[0]["_origin"]["seed"] == 1
+    assert sorted(line["_origin"]["draw"] for line in lines) == list(range(20))
+    assert Counter(line["language"] for line in lines) == {"en": 13, "zh": 7}  # 2:1 of 20
+    assert "nearest neighbour (all pairs)" in result.stderr

@@ -203,6 +203,9 @@ def test_documents_match_the_safe_loader(data):
 
     text = yaml.safe_dump(data, allow_unicode=True)
     documents, issues, _ = _documents(text, "p.yaml")
+    if issues:  # keys that differ only in look-alike letters (`´` folds to ` ́`) are refused on purpose
+        assert all("duplicate key" in issue.message for issue in issues)
+        return
     assert documents == [yaml.safe_load(text)]
 
 

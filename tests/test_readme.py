@@ -40,6 +40,32 @@ def _store_outside_the_repo(_readme_store, monkeypatch):
     """The examples must not leave a `.profiles/store.db` in the repository."""
     monkeypatch.setenv("PROFILES_STORE_URL", _readme_store)
     monkeypatch.delenv("PROFILES_STORE_LABELS", raising=False)
+    monkeypatch.delenv("PROFILES_ROLLOUT_KEY", raising=False)
+    monkeypatch.setenv("PROFILES_AUTHOR", "readme")
+
+
+@pytest.fixture(autouse=True)
+def _providers_as_before():
+    """An example that registers its own `store` provider does not change what the next one reads."""
+    from profiles import providers
+
+    saved = dict(providers._providers)
+    yield
+    providers._providers.clear()
+    providers._providers.update(saved)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_snapshot_left():
+    """The snapshot and export examples write under build/ (ignored by git); removed before and after."""
+    import shutil
+
+    folders = [REPO / "build" / "prompt-snapshot", REPO / "build" / "prompt-export"]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    yield
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_readme_has_examples():

@@ -135,3 +135,55 @@ def test_cli_renders_a_store_template(runner, write, tmp_path, monkeypatch):
     result = runner.invoke(cli, ["render", str(path), "-d", "staging", "--kind", "system"])
     assert result.exit_code == 0, result.output
     assert result.output == "Hi Aristotle\n"
+
+
+def test_an_unreachable_store_is_said_to_be_unreachable(persona, monkeypatch):
+    """A store template on a PostgreSQL server that refuses connections: the error says the store is
+    unreachable and where it was looked for, not that the prompt is missing."""
+    pytest.importorskip("psycopg")
+    from profiles import StaleStoreWarning, providers
+
+    url = "postgresql+psycopg://nobody@127.0.0.1:1/prompts"
+    provider = StoreProvider(url, ttl=0)
+    monkeypatch.setitem(providers._providers, "store", provider)
+    with pytest.warns(StaleStoreWarning), pytest.raises(ResolutionError) as caught:
+        persona.create_profile(deployment="prod")
+    message = str(caught.value)
+    assert "the prompt store is unreachable" in message and "127.0.0.1:1/prompts" in message
+    assert "has no prompt" not in message and "profiles store put" not in message
+
+
+def test_cli_render_on_an_unreachable_store(runner, write):
+    pytest.importorskip("psycopg")
+    path = write("summarizer.yaml", PERSONA)
+    url = "postgresql+psycopg://nobody@127.0.0.1:1/prompts"
+    result = runner.invoke(cli, ["render", str(path), "--kind", "system", "--store", url])
+    assert result.exit_code == 2
+    assert "unreachable" in result.stderr and "127.0.0.1:1/prompts" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_store_option_beats_the_environment_for_render_and_explain(runner, write, tmp_path, monkeypatch):
+    """An explicit --store wins over PROFILES_STORE_URL for render and explain too."""
+    chosen, other = tmp_path / "chosen.db", tmp_path / "other.db"
+    for path, text in ((chosen, "Chosen {{ name }}"), (other, "Other {{ name }}")):
+        with PromptStore(f"sqlite:///{path}") as opened:
+            opened.put("summarizer/system", text)
+    monkeypatch.setenv("PROFILES_STORE_URL", f"sqlite:///{other}")
+    persona = write("summarizer.yaml", PERSONA)
+    rendered = runner.invoke(cli, ["render", str(persona), "--kind", "system", "--store", f"sqlite:///{chosen}"])
+    assert rendered.output == "Chosen Aristotle\n"
+    assert runner.invoke(cli, ["render", str(persona), "--kind", "system"]).output == "Other Aristotle\n"
+    explained = runner.invoke(cli, ["explain", str(persona), "--store", str(chosen), "--json"])
+    rows = {row["field"]: row for row in json.loads(explained.output)}
+    assert rows["templates.system"]["value"] == "Chosen {{ name }}"
+    refused = runner.invoke(cli, ["render", str(persona), "--store", "garbage"])
+    assert refused.exit_code == 2 and "neither a store URL nor the path of an existing store file" in refused.stderr
+
+
+def test_pinned_store_versions(store, store_provider, persona):
+    store.put("summarizer/system", "v1 {{ name }}")
+    store.put("summarizer/system", "v2 {{ name }}", label="production")
+    pinned = persona.create_profile(deployment="prod", store_versions={"summarizer/system": 1})
+    assert pinned.format_system_prompt() == "v1 Aristotle"
+    assert pinned.provenance["templates.system"] == "store:summarizer/system v1 pinned"

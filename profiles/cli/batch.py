@@ -67,7 +67,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     type=click.Choice(["csv", "tsv", "jsonl", "yaml", "parquet"]),
     help="Dataset format, when the suffix does not tell.",
 )
-@click.option("--quiet", is_flag=True, help="No progress bar and no summary.")
+@click.option("--quiet", is_flag=True, help="No progress bar, summary or diversity report.")
 def batch(
     source: Path,
     mapping: Path | None,
@@ -121,6 +121,11 @@ def batch(
         sys.exit(130)
     if not quiet:
         click.echo(_summary(report), err=True)
+        if _is_jsonl_out(out) and out.exists() and not report.already_complete:
+            from ..report import diversity_report, read_personas
+            from .report import show_report
+
+            show_report(diversity_report(read_personas(out)), err=True, title=str(out))
     if report.failed and on_error == "collect":
         for issue in report.issues:
             click.echo(f"  {issue}", err=True)
@@ -128,6 +133,10 @@ def batch(
         raise BatchError(
             f"{report.failed} bad row(s) were left out{more}; all are listed in {report.errors_file}"
         )
+
+
+def _is_jsonl_out(out: Path) -> bool:
+    return out.suffix == ".jsonl"
 
 
 def _summary(report: BatchReport) -> str:

@@ -16,6 +16,8 @@ from .batch import batch
 from .generate import generate
 from .group import ProfilesGroup
 from .personas import check, explain, render, schema, validate
+from .report import report
+from .review import diff
 from .serve import serve
 from .store import store
 
@@ -33,13 +35,15 @@ def cli() -> None:
       profiles validate profile_configs/
       profiles check profile_configs/
       profiles explain profile_configs/summarizer.yaml --deployment prod
+      profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
       profiles store put summarizer/name --label production --file name.txt
+      profiles report personas.jsonl --plan plan.yaml
       profiles serve profile_configs/
     """
 
 
-for _command in (render, validate, check, explain, schema, batch, generate, store, serve):
+for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store, serve):
     cli.add_command(_command)
 
 

@@ -11,9 +11,9 @@ import click
 
 from ..providers import get_provider, register_provider
 from ..providers.store import StoreProvider
-from ..store.location import resolve_store_url
+from ..store.location import check_store_value, resolve_store_url
 
-__all__ = ["parse_vars", "showing_warnings", "store_option", "using_store"]
+__all__ = ["parse_vars", "rollout_key_option", "showing_warnings", "store_option", "using_store"]
 
 
 def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -34,8 +34,20 @@ def store_option(command: Any) -> Any:
         "store_url",
         metavar="URL",
         default=None,
-        help="Prompt store for `provider: store` fields and `{store: …}` templates. PROFILES_STORE_URL, "
-        "when set, wins over this; without either, .profiles/store.db in the working directory.",
+        help="Prompt store for `provider: store` fields and `{store: …}` templates (a URL, or the path of an "
+        "existing store file). Beats PROFILES_STORE_URL; without either, .profiles/store.db in the working "
+        "directory.",
+    )(command)
+
+
+def rollout_key_option(command: Any) -> Any:
+    """The `--rollout-key KEY` option: which version of a rolled-out store label to read."""
+    return click.option(
+        "--rollout-key",
+        metavar="KEY",
+        default=None,
+        help="A user or session id: picks one version of a store label rolled out over several "
+        "(`profiles store rollout`), the same for the same key. Default: $PROFILES_ROLLOUT_KEY.",
     )(command)
 
 
@@ -46,7 +58,7 @@ def using_store(url: str | None) -> Iterator[None]:
         yield
         return
     previous = get_provider("store")
-    provider = StoreProvider(resolve_store_url(url))
+    provider = StoreProvider(resolve_store_url(check_store_value(url)))
     register_provider("store", provider)
     try:
         yield

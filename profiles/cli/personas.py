@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from ..errors import ConfigError
-from .options import parse_vars, showing_warnings, store_option, using_store
+from .options import parse_vars, rollout_key_option, showing_warnings, store_option, using_store
 
 __all__ = ["check", "explain", "render", "schema", "validate"]
 
@@ -38,6 +38,7 @@ KINDS = ("system", "user", "write_memory")
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
 @store_option
+@rollout_key_option
 def render(
     path: Path,
     question: str | None,
@@ -49,6 +50,7 @@ def render(
     strict: bool,
     as_json: bool,
     store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Render the prompts of the persona in PATH.
 
@@ -61,7 +63,9 @@ def render(
 
     given = parse_vars(variables)
     with showing_warnings(), using_store(store_url):  # e.g. an unknown model, shown once
-        profile = load_profile(path).create_profile(language=language, model=model, deployment=deployment)
+        profile = load_profile(path).create_profile(
+            language=language, model=model, deployment=deployment, rollout_key=rollout_key
+        )
     known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
     if kind != "all" and kind not in known:
         raise click.BadParameter(
@@ -111,20 +115,41 @@ def validate(paths: tuple[Path, ...]) -> None:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
-def check(paths: tuple[Path, ...]) -> None:
+@click.option(
+    "--snapshot",
+    "snapshot_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write every rendered prompt (each persona × deployment × kind) to files in DIR.",
+)
+@click.option(
+    "--snapshot-check",
+    "snapshot_check_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Compare every rendered prompt with the snapshot in DIR; list and diff what changed, exit 2 if any.",
+)
+@store_option
+def check(
+    paths: tuple[Path, ...], snapshot_dir: Path | None, snapshot_check_dir: Path | None, store_url: str | None
+) -> None:
     """Load and render every persona in PATHS with its samples; list every problem, exit 2 if any.
 
     \b
-    Example:
+    Examples:
       profiles check profile_configs/
+      profiles check profile_configs/ --snapshot prompts.snapshot/
+      profiles check profile_configs/ --snapshot-check prompts.snapshot/
     """
     from ..check import check_paths
+    from .review import run_snapshot
 
-    report = check_paths(paths)
-    for file in report.checked:
-        click.echo(f"ok {file}")
-    if not report.ok:
-        raise ConfigError(report.issues)
+    with showing_warnings(), using_store(store_url):
+        report = check_paths(paths)
+        for file in report.checked:
+            click.echo(f"ok {file}")
+        if not report.ok:
+            raise ConfigError(report.issues)
+        if snapshot_dir is not None or snapshot_check_dir is not None:
+            run_snapshot(paths, snapshot_dir, snapshot_check_dir)
 
 
 @click.command()
@@ -138,14 +163,23 @@ def check(paths: tuple[Path, ...]) -> None:
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
 @store_option
+@rollout_key_option
 def explain(
-    path: Path, deployment: str | None, language: str | None, model: str | None, as_json: bool, store_url: str | None
+    path: Path,
+    deployment: str | None,
+    language: str | None,
+    model: str | None,
+    as_json: bool,
+    store_url: str | None,
+    rollout_key: str | None,
 ) -> None:
     """Show each field of the persona in PATH, its value and where it came from.
 
     Sources read like `yaml:profile_configs/summarizer.yaml:12`, `overlay staging: …:31`,
     `env:SUMMARY_PROFILE_NAME from profile_configs/.env.prod`, `store:summarizer/name v3
-    label=production` or `default`. Secrets show as ***.
+    label=production` (the label of the deployment's chain that matched, and the rollout arm when
+    the label is rolled out) or `default`. Templates from the store and the stored prompts they
+    include follow as `templates.<kind>` and `include store:<name>`. Secrets show as ***.
 
     \b
     Example:
@@ -154,7 +188,7 @@ def explain(
     from ..explain import explain as explain_persona
 
     with showing_warnings(), using_store(store_url):  # e.g. an unknown deployment, shown once
-        rows = explain_persona(path, deployment=deployment, language=language, model=model)
+        rows = explain_persona(path, deployment=deployment, language=language, model=model, rollout_key=rollout_key)
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
         return

@@ -41,7 +41,7 @@ def batch_progress() -> Iterator[Callable[[int, int | None], None]]:
         yield progress
 
 
-def persona_progress() -> Any:
+def persona_progress(*, disable: bool = False) -> Any:
     """A bar for `profiles generate` with rate and time left; silent when stderr is not a terminal."""
     from rich.console import Console
     from rich.progress import Progress
@@ -49,5 +49,5 @@ def persona_progress() -> Any:
     return Progress(
         *_columns("personas", "personas", 2),
         console=Console(file=sys.stderr),
-        disable=not sys.stderr.isatty(),
+        disable=disable or not sys.stderr.isatty(),
     )

@@ -62,12 +62,15 @@ class ChatError(FactoryError):
         status: int | None = None,
         attempts: int = 1,
         request_id: str | None = None,
+        fatal: bool = False,
     ) -> None:
         super().__init__(message)
         self.url = url
         self.status = status
         self.attempts = attempts
         self.request_id = request_id
+        #: True when asking again cannot help (nothing listens at the URL): a run should stop at once.
+        self.fatal = fatal
 
 
 class EmptyReplyError(ChatError):
@@ -132,11 +135,18 @@ class ChatClient:
     sent (local servers seldom need one). The key never appears in reprs, logs or errors.
 
     A request is tried up to ``1 + max_retries`` times. Retried: 408, 409, 429 and 5xx statuses,
-    timeouts and connection errors. The wait before retry ``n`` (from 0) is the server's
+    timeouts and connection errors, except that a connection refused before this client ever got
+    an answer from the server fails at once: nothing listens at the URL, and waiting will not
+    start a server (the error is ``fatal``). The wait before retry ``n`` (from 0) is the server's
     ``Retry-After`` when it sends one, else ``backoff * 2**n`` with jitter (between half and all of
     it), never more than ``max_backoff``. ``jitter_seed`` makes the jitter reproducible.
     At most ``max_in_flight`` HTTP requests run at once through one client, whichever thread sends
     them; a request waiting to retry does not hold a slot.
+
+    ``option_names`` maps the client's option names (``timeout``, ``max_retries``,
+    ``max_in_flight``, ``base_url``, ``api_key``, ``api_key_env``) to what the caller calls them,
+    e.g. ``{"timeout": "--timeout"}`` for a command line, so that advice in errors names options
+    the user can actually set.
     """
 
     def __init__(
@@ -153,6 +163,7 @@ class ChatClient:
         max_in_flight: int = 4,
         jitter_seed: int | None = None,
         headers: Mapping[str, str] | None = None,
+        option_names: Mapping[str, str] | None = None,
     ) -> None:
         if not base_url:
             raise FactoryError("ChatClient needs a base_url, such as 'http://localhost:8000/v1'.")
@@ -187,12 +198,19 @@ class ChatClient:
         self._slots = threading.BoundedSemaphore(self.max_in_flight)
         self._http: httpx.Client | None = None
         self._http_lock = threading.Lock()
+        self._names = dict(option_names or {})
+        #: Set once the server has answered anything: from then on a refused connection is retried.
+        self._reached = False
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(url={self._scrub(self.url)!r}, model={self.model!r}, "
             f"api_key={self._key_source}, max_in_flight={self.max_in_flight})"
         )
+
+    def _option(self, name: str) -> str:
+        """What the caller calls one of the client's options, for advice in an error."""
+        return self._names.get(name, name)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -321,13 +339,23 @@ class ChatClient:
                     response = client.post(self.url, json=body)
             except httpx.TimeoutException as exc:
                 problem = f"no answer within {self.timeout:g} s ({type(exc).__name__})"
-                advice = "the server is slow or overloaded; raise timeout or try again later"
+                advice = f"the server is slow or overloaded; raise {self._option('timeout')} or try again later"
                 status, cause = None, exc
             except httpx.TransportError as exc:
+                if isinstance(exc, httpx.ConnectError) and not self._reached:
+                    # nothing has ever answered at this URL: retrying for half a minute only hides that
+                    raise ChatError(
+                        f"cannot connect to {url} ({self._scrub(str(exc)) or type(exc).__name__}); check that "
+                        f"the server is running and that {self._option('base_url')} {self.base_url!r} is right.",
+                        url=url,
+                        attempts=attempts,
+                        fatal=True,
+                    ) from exc
                 problem = f"could not reach the server ({type(exc).__name__}: {self._scrub(str(exc))})"
-                advice = "check that the server is running and that base_url is right"
+                advice = f"check that the server is running and that {self._option('base_url')} is right"
                 status, cause = None, exc
             else:
+                self._reached = True
                 status = response.status_code
                 if status < 400:
                     return self._reply(response, attempts)
@@ -336,9 +364,9 @@ class ChatClient:
                 retry_after = _parse_retry_after(response.headers.get("retry-after"))
                 problem = f"HTTP {status}{self._quote_body(response)}"
                 advice = (
-                    "the server is rate limiting; lower max_in_flight or try again later"
+                    f"the server is rate limiting; lower {self._option('max_in_flight')} or try again later"
                     if status == 429
-                    else "the server kept failing; try again later or raise max_retries"
+                    else f"the server kept failing; try again later or raise {self._option('max_retries')}"
                 )
             if attempts > self.max_retries:
                 raise ChatError(
@@ -440,15 +468,17 @@ class ChatClient:
         url = self._scrub(self.url)
         status = response.status_code
         if status in (401, 403):
-            where = "api_key" if self._key_source == "given" else f"${self.api_key_env}"
+            where = self._option("api_key") if self._key_source == "given" else f"${self.api_key_env}"
+            other = f"{self._option('api_key_env')} NAME" if "api_key_env" in self._names else "pass api_key"
             advice = (
-                f"no API key was sent; set ${self.api_key_env} or pass api_key"
+                f"no API key was sent; set ${self.api_key_env} or {other}"
                 if self._key_source == "none"
                 else f"the API key (from {where}) was refused; check that it is valid for this server"
             )
         elif status == 404:
             advice = (
-                f"check base_url (it usually ends with '/v1') and that the server serves model {self.model!r}"
+                f"check {self._option('base_url')} (it usually ends with '/v1') and that the server serves "
+                f"model {self.model!r}"
             )
         else:
             advice = "the server refused the request; fix what it says above"

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import difflib
 import os
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..buckets import stable_bucket
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
 from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
@@ -572,5 +572,5 @@ def _shard_of(raw: RawRow, id_column: str | None, count: int) -> int:
     if id_column is not None and raw.data is not None:
         value = raw.data.get(id_column)
         if value is not None and str(value).strip():
-            return zlib.crc32(str(value).strip().encode("utf-8")) % count
+            return stable_bucket(str(value), count)  # the scheme rollouts use too
     return (raw.row - 1) % count

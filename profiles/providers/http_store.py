@@ -3,7 +3,9 @@
 `PROFILES_STORE_URL=http://host:8765` (or `https://…`, or `StoreProvider("http://…")`) makes the
 `store` provider ask that server's `/api/store/prompt` instead of a database. The provider keeps
 its TTL, label chains and stale fallback as on SQLite and PostgreSQL: this module only answers
-what the provider asks a `PromptStore` (`find`, and `get`, `history`, `list` for other readers).
+what the provider asks a `PromptStore` (`match`, and `find`, `get`, `history`, `list` for other
+readers); a label rolled out over several versions comes with every version and its weight, and
+the provider picks one per rollout key as it does from a database.
 
 Each answer is kept with its `ETag`; when the provider asks again after its TTL, the request
 carries `If-None-Match`, and an unchanged prompt costs the server a hash and the network an
@@ -21,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import PromptNotFoundError, StoreError
-from ..store.models import PromptSummary, PromptVersion
+from ..store.models import Arm, LabelMatch, PromptSummary, PromptVersion
 
 __all__ = ["DEFAULT_TIMEOUT", "HttpStore", "is_http_store"]
 
@@ -79,6 +81,41 @@ class HttpStore:
 
     # -- what the `store` provider asks --------------------------------------------------------------
 
+    def match(
+        self,
+        name: str,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        labels: Sequence[str | None] = (None,),
+        version: int | None = None,
+    ) -> LabelMatch:
+        """What `PromptStore.match` gives: the label of the chain that matched (None: the newest
+        version) and every version it serves with its weight; with `version`, that version.
+
+        Raises:
+            PromptNotFoundError: the server holds no such prompt.
+            StoreError: the server cannot be reached or did not answer as the API does.
+        """
+        if version is not None:
+            params = _params(name=name, language=language, model=model, version=str(version))
+        else:
+            chain = ",".join("latest" if label is None else label for label in labels)
+            params = _params(name=name, language=language, model=model, chain=chain)
+        data = self._get("/api/store/prompt", params)
+        matched = data.get("matched")
+        label = None if version is not None or matched in (None, "latest") else str(matched)
+        arms = data.get("arms")
+        if arms is None:  # a server of an earlier release: one version, no rollouts
+            return LabelMatch(label, (Arm(_version(data, self._base)),))
+        try:
+            found = tuple(Arm(_version(arm, self._base), int(arm["weight"])) for arm in _list(arms, self._base))
+        except (KeyError, TypeError, ValueError):
+            raise _not_the_api(self._base, "an arm without a weight") from None
+        if not found:
+            raise _not_the_api(self._base, "a match without a version")
+        return LabelMatch(label, found)
+
     def find(
         self,
         name: str,
@@ -93,10 +130,8 @@ class HttpStore:
             PromptNotFoundError: the server holds no such prompt.
             StoreError: the server cannot be reached or did not answer as the API does.
         """
-        chain = ",".join("latest" if label is None else label for label in labels)
-        data = self._get("/api/store/prompt", _params(name=name, language=language, model=model, chain=chain))
-        matched = data.get("matched")
-        return _version(data, self._base), None if matched in (None, "latest") else str(matched)
+        found = self.match(name, language=language, model=model, labels=labels)
+        return found.arms[0].record, found.label
 
     def get(
         self,

@@ -1,9 +1,13 @@
 """The `store` provider (alias `prompt_manager`): values and templates from the prompt store.
 
-A lookup asks the store for `key` in the context's language and model, with the label the
-deployment maps to and its fallbacks: `staging` reads the `staging` label, else `production`, else
-the newest version (`latest`). Answers are kept for a few seconds per provider, so rendering a
-batch of profiles does not query the database once per field and profile. When the store cannot
+A lookup asks the store for `key` in the context's language and model, with the label chain of
+the deployment: every deployment reads a label named like itself first, so `prod` reads `prod`,
+then `production`, then the newest version (`latest`); `staging` reads `staging`, then
+`production`, then `latest`; any other deployment its own name, then `latest`. A label rolled out
+over several versions gives the one the context's rollout key falls on (the first without a key),
+and the provenance names the arm. Answers are kept for a few seconds per provider, so rendering a
+batch of profiles does not query the database once per field and profile; the arm is picked per
+lookup from the kept answer, so a thousand users cost one query. When the store cannot
 be reached, the last good answer is served (else the field's default) with a warning, and the
 provenance says so: `store:summarizer/name v3 label=production (stale: store unreachable)`; the
 store is then left alone until the TTL passes, so a dead server costs one timeout, not one per field.
@@ -23,12 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..context import Context, Resolved
-from ..errors import PromptNotFoundError, ResolutionError, StoreError
+from ..errors import PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
 from .base import ConfigProvider
 from .http_store import is_http_store
 
 if TYPE_CHECKING:
     from ..store.base import PromptStore
+    from ..store.models import LabelMatch
     from .http_store import HttpStore
 
 __all__ = [
@@ -45,10 +50,11 @@ __all__ = [
 #: The chain entry that means "the newest version", whatever its labels.
 LATEST = "latest"
 
-#: Labels tried per deployment, first wins. A deployment not listed reads its own name as a
-#: label, then the newest version; no deployment reads the newest version.
+#: Labels tried per deployment, first wins; each starts with the deployment's own name, so a label
+#: named like a deployment is always read for it. A deployment not listed reads its own name, then
+#: the newest version; no deployment reads the newest version.
 DEFAULT_LABEL_CHAINS: Mapping[str, tuple[str, ...]] = {
-    "prod": ("production", LATEST),
+    "prod": ("prod", "production", LATEST),
     "production": ("production", LATEST),
     "staging": ("staging", "production", LATEST),
 }
@@ -98,11 +104,12 @@ def label_chain(deployment: str | None, chains: Mapping[str, Sequence[str]] = DE
 
 @dataclass
 class _Entry:
-    """What the provider knows about one (store, key, language, model, deployment)."""
+    """What the provider knows about one (store, key, language, model, deployment, pin)."""
 
-    answer: Resolved | None  # what lookups get until `checked + ttl`
+    match: LabelMatch | None  # what the store said at `checked`; None: no such prompt, or no answer
     checked: float
-    good: Resolved | None  # the last answer the store actually gave
+    good: LabelMatch | None  # the last answer the store actually gave
+    failure: StoreError | None = None  # set while the store is unreachable
 
 
 class StoreProvider(ConfigProvider):
@@ -151,7 +158,8 @@ class StoreProvider(ConfigProvider):
 
         Returns None when the store holds no such prompt (the field's default is used then). When
         the store is unreachable: the last good answer, marked stale, or a `Resolved(None, ...)`
-        whose source says why the default was used; either way with a `StaleStoreWarning`.
+        whose source says why the default was used; either way with a `StaleStoreWarning`. A
+        version pinned in `context.store_versions` is read as it is, whatever the labels say.
 
         Raises:
             ResolutionError: no store is configured, or `PROFILES_STORE_LABELS` is malformed.
@@ -159,35 +167,56 @@ class StoreProvider(ConfigProvider):
         url = self._url()
         chain = self.chain_for(context.deployment)
         _check_key(key, context)
-        cache_key = (url, key, context.language or "", context.model or "", context.deployment or "", *chain)
+        pinned = context.store_versions.get(key) if context.store_versions else None
+        cache_key = (
+            url, key, context.language or "", context.model or "", context.deployment or "", pinned, *chain
+        )
         now = time.monotonic()
         with self._lock:
             entry = self._cache.get(cache_key)
-        if entry is not None and now - entry.checked < self.ttl:
-            return entry.answer
+        if entry is None or now - entry.checked >= self.ttl:
+            entry = self._ask(url, key, context, chain, pinned, entry, now)
+            with self._lock:
+                self._cache[cache_key] = entry
+        return _answer(key, entry, context.rollout_key, pinned)
+
+    def _ask(
+        self,
+        url: str,
+        key: str,
+        context: Context,
+        chain: tuple[str, ...],
+        pinned: int | None,
+        entry: _Entry | None,
+        now: float,
+    ) -> _Entry:
+        """Ask the store once; on an outage keep the last good match and warn."""
         try:
             self._check_not_down(url, now)
-            record, label = self._store(url, key).find(
-                key,
-                language=context.language,
-                model=context.model,
-                labels=[None if item == LATEST else item for item in chain],
-            )
+            store = self._store(url, key)
+            if pinned is not None:
+                match = store.match(key, language=context.language, model=context.model, version=pinned)
+            else:
+                labels = [None if item == LATEST else item for item in chain]
+                match = store.match(key, language=context.language, model=context.model, labels=labels)
         except PromptNotFoundError:
-            entry = _Entry(None, now, None)
+            return _Entry(None, now, None)
+        except StoreNotFoundError as exc:  # an existing file without the store's tables: no store here
+            raise ResolutionError(f"cannot look {key!r} up: {exc.message}") from None
         except StoreError as exc:
             if not isinstance(exc, _StillDown):
                 with self._lock:  # other keys skip the store until the TTL passes: one timeout, not one per field
                     self._down[url] = (now, exc)
-            entry = self._unreachable(key, entry, now, exc)
-        else:
-            which = "latest" if label is None else f"label={label}"
-            # a file or a here-string ends with a line break; a name or a goal does not
-            good = Resolved(record.content.rstrip("\r\n"), f"store:{record.ref} {which}")
-            entry = _Entry(good, now, good)
-        with self._lock:
-            self._cache[cache_key] = entry
-        return entry.answer
+            good = entry.good if entry is not None else None
+            if good is not None:
+                before = _answer(key, _Entry(good, now, good), context.rollout_key, pinned)
+                assert before is not None
+                served = f"serving {before.source.removeprefix('store:')} from before"
+            else:
+                served = "using the field's default"
+            warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {exc}", StaleStoreWarning, 3)
+            return _Entry(good, now, good, exc)
+        return _Entry(match, now, match)
 
     # -- configuration ----------------------------------------------------------------------------
 
@@ -251,27 +280,50 @@ class StoreProvider(ConfigProvider):
         else:
             from ..store.base import PromptStore
 
-            opened = PromptStore(url)
+            opened = PromptStore(url, create=False)  # a lookup never creates a store, nor its tables
         with self._lock:
             store = self._stores.setdefault(url, opened)
         if store is not opened:
             opened.close()  # another thread opened it first
         return store
 
-    def _unreachable(self, key: str, entry: _Entry | None, now: float, error: StoreError) -> _Entry:
-        good = entry.good if entry is not None else None
-        if good is not None:
-            answer = Resolved(good.value, f"{good.source} (stale: store unreachable)", good.secret)
-            served = f"serving {good.source.removeprefix('store:')} from before"
-        else:
-            answer = Resolved(None, f"store:{key} unreachable")
-            served = "using the field's default"
-        warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {error}", StaleStoreWarning, 3)
-        return _Entry(answer, now, good)
-
-
 class _StillDown(StoreError):
     """The store failed moments ago; it is not asked again until the TTL passes."""
+
+
+def _answer(key: str, entry: _Entry, rollout_key: str | None, pinned: int | None) -> Resolved | None:
+    """The answer a lookup gets from what the store said: the arm the rollout key picks, with its source."""
+    match = entry.match
+    if match is None:
+        if entry.failure is None:
+            return None
+        return Resolved(None, f"store:{key} unreachable", stale=True, reason=str(entry.failure))
+    index = match.pick(rollout_key)
+    arm = match.arms[index]
+    record = arm.record
+    details: dict[str, object] = {"key": key, "version": record.version, "ref": record.ref}
+    if pinned is not None:
+        which = "pinned"
+        details["pinned"] = True
+    elif match.label is None:
+        which = "latest"
+        details["label"] = LATEST
+    else:
+        which = f"label={match.label}"
+        details["label"] = match.label
+    if match.is_rollout:
+        total = sum(item.weight for item in match.arms)
+        share = f"{arm.weight * 100 / total:g}%"
+        why = "" if rollout_key is not None else ", no rollout key"
+        which += f" arm {index + 1}/{len(match.arms)} ({share}{why})"
+        details.update(arm=index + 1, arms=len(match.arms), weight=share)
+    source = f"store:{record.ref} {which}"
+    stale = entry.failure is not None
+    if stale:
+        source += " (stale: store unreachable)"
+    details["stale"] = stale
+    # a file or a here-string ends with a line break; a name or a goal does not
+    return Resolved(record.content.rstrip("\r\n"), source, stale=stale, details=details)
 
 
 def _default_path() -> Path:

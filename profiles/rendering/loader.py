@@ -4,12 +4,16 @@ Jinja's `FileSystemLoader` follows symlinks out of its search path, and template
 user YAML and from `{% include %}`/`{% extends %}`/`{% import %}` inside templates. This loader
 resolves each candidate's real path and refuses it unless it lies inside the real path of the
 root it was found under.
+
+A loader may also hold `sources`, named template texts that are not files (a profile's parts
+fetched from elsewhere, such as stored prompts that its templates include). They are consulted
+first, by exact name, and are bounded like files.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +30,21 @@ class ConfinedLoader(BaseLoader):
 
     Raises `RenderError` for a name that is absolute, holds `..`, or resolves (through a symlink)
     outside its root, and for a file over `MAX_SOURCE_CHARS` bytes; `TemplateNotFound` when no
-    root holds the file.
+    root holds the file. A name in `sources` is served from there, before any root.
     """
 
-    def __init__(self, roots: Iterable[str | os.PathLike[str]]) -> None:
+    def __init__(
+        self, roots: Iterable[str | os.PathLike[str]], sources: Mapping[str, str] | None = None
+    ) -> None:
         self.roots = [os.path.realpath(root) for root in roots]
+        self.sources: Mapping[str, str] = dict(sources or {})
 
-    def get_source(self, environment: Any, template: str) -> tuple[str, str, Callable[[], bool]]:
+    def get_source(self, environment: Any, template: str) -> tuple[str, str | None, Callable[[], bool]]:
+        text = self.sources.get(template) if isinstance(template, str) else None
+        if text is not None:
+            if len(text) > MAX_SOURCE_CHARS:
+                raise RenderError(f"template {template!r} is over the size limit for a template")
+            return text, None, _always  # a source never changes under the same loader
         parts = _split(template)
         for root in self.roots:
             path = os.path.join(root, *parts)
@@ -56,12 +68,16 @@ class ConfinedLoader(BaseLoader):
         raise TemplateNotFound(template)
 
     def list_templates(self) -> list[str]:
-        found = set()
+        found = set(self.sources)
         for root in self.roots:
             for folder, _dirs, files in os.walk(root):
                 for file in files:
                     found.add(os.path.relpath(os.path.join(folder, file), root).replace(os.sep, "/"))
         return sorted(found)
+
+
+def _always() -> bool:
+    return True
 
 
 def _uptodate(path: str) -> Callable[[], bool]:

@@ -11,7 +11,9 @@ import threading
 import traceback
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,13 +31,17 @@ from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_name
 if TYPE_CHECKING:
     from .families import FamilyRules
 
-__all__ = ["CompiledTemplate", "Renderer", "get_renderer", "has_template_syntax"]
+__all__ = ["CompiledTemplate", "Renderer", "get_renderer", "has_template_syntax", "referenced_templates"]
 
 #: How many output chunks are produced between two checks of the output's length.
 _CHUNK_BATCH = 64
 
 #: How many compiled templates one renderer keeps; the least recently used goes first.
 CACHE_SIZE = 2048
+
+#: Names of the templates being compiled in this thread, so templates that include each other
+#: do not send the compiler round in circles (rendering them is stopped by the budget).
+_compiling: ContextVar[frozenset[str]] = ContextVar("profiles_compiling", default=frozenset())
 
 def has_template_syntax(text: str) -> bool:
     """Whether a field value needs compiling; plain text skips the template engine entirely."""
@@ -88,22 +94,25 @@ class Renderer:
     """One sandboxed environment over a tuple of template roots, searched in order.
 
     Selection is cached: once `(kind, language, family)` has been looked up, a render neither
-    touches the filesystem nor matches model names again.
+    touches the filesystem nor matches model names again. `sources` are named template texts
+    served before the roots (by `{% include "name" %}` and the like), for parts that are not files.
     """
 
     def __init__(
         self,
         roots: Iterable[Path] = (),
         *,
+        sources: Mapping[str, str] | None = None,
         max_output_chars: int | None = None,
         max_render_seconds: float | None = None,
     ) -> None:
         self.roots = tuple(Path(root) for root in roots)
+        self.sources: Mapping[str, str] = dict(sources or {})
         #: Longest output of one render: the argument, else `PROFILES_MAX_OUTPUT_CHARS`, else 200,000.
         self.max_output_chars = output_limit() if max_output_chars is None else max_output_chars
         #: Longest time one render may take: the argument, else `PROFILES_MAX_RENDER_SECONDS`, else 2.
         self.max_render_seconds = render_seconds() if max_render_seconds is None else max_render_seconds
-        self.env = make_environment(ConfinedLoader(self.roots))
+        self.env = make_environment(ConfinedLoader(self.roots, self.sources))
         self._cache = _LRU(CACHE_SIZE)
         self._selected = _LRU(CACHE_SIZE)
         self._lock = threading.Lock()
@@ -229,7 +238,7 @@ class Renderer:
     def _compile(self, source: str, name: str) -> CompiledTemplate:
         try:
             ast = self.env.parse(source, name, name)
-            declared = frozenset(meta.find_undeclared_variables(ast))
+            declared = frozenset(meta.find_undeclared_variables(ast)) | self._shared_variables(ast, name)
             code = self.env.compile(ast, name, name)
         except TemplateSyntaxError as exc:
             raise RenderError(
@@ -246,6 +255,65 @@ class Renderer:
             if node.name in declared and node.name not in lines:
                 lines[node.name] = node.lineno
         return CompiledTemplate(name, source, template, declared, lines)
+
+
+    def _shared_variables(self, ast: nodes.Template, name: str) -> frozenset[str]:
+        """Variables read by the templates this one includes or extends (or imports with context):
+        they see its context, so a render must pass them too. Names this template sets itself are
+        not asked of the caller; a template that cannot be found is left to fail at render time."""
+        found: set[str] = set()
+        in_progress = _compiling.get() | {name}
+        token = _compiling.set(in_progress)
+        try:
+            for node in ast.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
+                if isinstance(node, (nodes.Import, nodes.FromImport)) and not node.with_context:
+                    continue  # an import without context sees only its own arguments
+                if isinstance(node, nodes.Include) and not node.with_context:
+                    continue
+                for target in _constant_names(node.template):
+                    if target in in_progress:
+                        continue
+                    try:
+                        found |= self.load(target).declared
+                    except TemplateNotFoundError:
+                        continue
+        finally:
+            _compiling.reset(token)
+        if found:
+            found -= {node.name for node in ast.find_all(nodes.Name) if node.ctx in ("store", "param")}
+        return frozenset(found)
+
+
+def _constant_names(template: nodes.Expr) -> list[str]:
+    """The template names an include or extends names literally: `"a"`, or each of `["a", "b"]`."""
+    if isinstance(template, nodes.Const) and isinstance(template.value, str):
+        return [template.value]
+    if isinstance(template, (nodes.List, nodes.Tuple)):
+        return [item.value for item in template.items if isinstance(item, nodes.Const) and isinstance(item.value, str)]
+    return []
+
+
+def referenced_templates(source: str, name: str = "<inline>") -> tuple[str, ...]:
+    """The names a template includes, extends or imports literally, in the order written; () when it
+    does not parse (compiling it says why). Parsed in the sandbox, with its bounds, and cached."""
+    return _referenced(source, name)
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _referenced(source: str, name: str) -> tuple[str, ...]:
+    try:
+        ast = _parser().parse(source, name, name)
+    except (TemplateSyntaxError, RecursionError, MemoryError, ValueError, SyntaxError):
+        return ()
+    names: list[str] = []
+    for node in ast.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
+        names.extend(_constant_names(node.template))
+    return tuple(dict.fromkeys(names))
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    return make_environment(None)
 
 
 def _template_line(exc: BaseException, name: str) -> int | None:
@@ -265,20 +333,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-_renderers: dict[tuple[Path, ...], Renderer] = {}
+_renderers: dict[Any, Renderer] = {}
 _renderers_lock = threading.Lock()
 _MAX_RENDERERS = 64
 
 
-def get_renderer(user_roots: Iterable[Path] = ()) -> Renderer:
-    """The shared renderer for these user roots, searched before the bundled templates."""
+def get_renderer(user_roots: Iterable[Path] = (), sources: Mapping[str, str] | None = None) -> Renderer:
+    """The shared renderer for these user roots (searched before the bundled templates) and these
+    named `sources`; profiles whose parts are the same texts share one, and its compiled templates."""
     roots = (*(Path(root) for root in user_roots), bundled_root())
-    renderer = _renderers.get(roots)
+    key: Any = (roots, tuple(sorted(sources.items()))) if sources else roots
+    renderer = _renderers.get(key)
     if renderer is None:
         with _renderers_lock:
-            renderer = _renderers.get(roots)
+            renderer = _renderers.get(key)
             if renderer is None:
                 if len(_renderers) >= _MAX_RENDERERS:
                     _renderers.pop(next(iter(_renderers)))
-                renderer = _renderers[roots] = Renderer(roots)
+                renderer = _renderers[key] = Renderer(roots, sources=sources)
     return renderer

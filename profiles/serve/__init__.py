@@ -16,8 +16,9 @@ Modules, each importing only those listed below it:
 ```
 server            runs the application under uvicorn; `profiles serve` calls it
 app               assembles the application: routes, middleware, error pages, the MCP mount
-api studio mcp_prompts    the JSON API, the HTML pages, the MCP prompts
-personas store_access     what all three show: a folder's personas and a prompt store, checked
+api store_api studio mcp_prompts   the JSON API (personas, store), the HTML pages, the MCP prompts
+deps state                what the routes share: the write gate, the server's parts
+personas store_access     what all of them show: a folder's personas and a prompt store, checked
 security etag diffs settings   tokens, CSRF, headers and limits; ETags; side-by-side diffs; settings
 ```
 """

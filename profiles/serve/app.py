@@ -24,13 +24,16 @@ from starlette.staticfiles import StaticFiles
 from .. import __version__
 from ..errors import (
     ConfigError,
+    LabelConflictError,
     ProfilesError,
     PromptNotFoundError,
+    ProtectedLabelError,
     ServeError,
     StoreError,
+    StoreNotFoundError,
     TemplateNotFoundError,
 )
-from . import api, studio
+from . import api, store_api, studio
 from .security import Guard
 from .settings import ServeSettings
 from .state import ServeState, state_of
@@ -47,8 +50,12 @@ def status_of(error: ProfilesError) -> int:
     """The HTTP status of a library error: the caller's mistake is a 4xx, the database's failure a 503."""
     if isinstance(error, ServeError):
         return error.status
-    if isinstance(error, (PromptNotFoundError, TemplateNotFoundError)):
+    if isinstance(error, (PromptNotFoundError, TemplateNotFoundError, StoreNotFoundError)):
         return 404
+    if isinstance(error, LabelConflictError):
+        return 409
+    if isinstance(error, ProtectedLabelError):
+        return 403
     if isinstance(error, StoreError) and database_failure(error):
         return 503
     return 422
@@ -79,6 +86,7 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.mount("/docs-assets", StaticFiles(directory=str(_docs_assets())), name="docs-assets")
     app.include_router(api.router)
+    app.include_router(store_api.router)
     app.include_router(studio.router)
     _add_error_handlers(app)
     return app
@@ -97,7 +105,14 @@ def _answer(request: Request, status: int, error: str, message: str, **extra: An
     if _wants_json(request):
         headers = {"WWW-Authenticate": 'Bearer realm="profiles"'} if status == 401 else None
         return JSONResponse({"error": error, "message": message, "status": status, **extra}, status, headers=headers)
-    titles = {401: "Token needed", 403: "Refused", 404: "Not found", 413: "Too large", 503: "Store unavailable"}
+    titles = {
+        401: "Token needed",
+        403: "Refused",
+        404: "Not found",
+        409: "Moved meanwhile",
+        413: "Too large",
+        503: "Store unavailable",
+    }
     return studio.error_page(request, status, titles.get(status, "Cannot show this"), message)
 
 

@@ -15,9 +15,18 @@ from typing import Any
 from ..errors import PromptNotFoundError, ServeError, StoreError
 from ..store.base import PromptStore
 from ..store.location import DEFAULT_STORE_PATH
-from ..store.models import PromptSummary, PromptVersion
+from ..store.models import LabelMatch, LabelMove, PromptSummary, PromptVersion, ProtectedLabel
 
-__all__ = ["StoreAccess", "database_failure", "is_http_url", "summary_dict", "version_dict"]
+__all__ = [
+    "StoreAccess",
+    "database_failure",
+    "is_http_url",
+    "match_dict",
+    "move_dict",
+    "protected_dict",
+    "summary_dict",
+    "version_dict",
+]
 
 
 def is_http_url(url: str | None) -> bool:
@@ -99,6 +108,10 @@ class StoreAccess:
         store = self.reader()
         return () if store is None else store.list()
 
+    def protected(self) -> tuple[ProtectedLabel, ...]:
+        store = self.reader()
+        return () if store is None else store.protected_labels()
+
     def close(self) -> None:
         with self._lock:
             store, self._store = self._store, None
@@ -123,7 +136,8 @@ def version_dict(record: PromptVersion) -> dict[str, Any]:
 
 
 def summary_dict(summary: PromptSummary) -> dict[str, Any]:
-    """A prompt key as the list gives it: newest version and where each label points."""
+    """A prompt key as the list gives it: newest version, where each label points, and the labels
+    rolled out over several versions with their weights."""
     return {
         "name": summary.name,
         "language": summary.language,
@@ -131,7 +145,44 @@ def summary_dict(summary: PromptSummary) -> dict[str, Any]:
         "latest_version": summary.latest_version,
         "updated_at": summary.updated_at.isoformat(),
         "labels": {label: version for label, version in summary.labels},
+        "rollouts": {label: [[version, weight] for version, weight in arms] for label, arms in summary.rollouts},
     }
+
+
+def match_dict(match: LabelMatch) -> dict[str, Any]:
+    """A lookup's answer: the version a reader without a rollout key gets, the label that matched
+    (`latest` for the newest version), and every version the label serves with its weight."""
+    first = match.arms[0].record
+    return {
+        **version_dict(first),
+        "matched": "latest" if match.label is None else match.label,
+        "arms": [{**version_dict(arm.record), "weight": arm.weight} for arm in match.arms],
+    }
+
+
+def move_dict(move: LabelMove) -> dict[str, Any]:
+    """One recorded label move, as the move log gives it."""
+    return {
+        "name": move.name,
+        "language": move.language,
+        "model": move.model,
+        "label": move.label,
+        "seq": move.seq,
+        "from_version": move.from_version,
+        "to_version": move.to_version,
+        "from_arms": [list(arm) for arm in move.from_arms],
+        "to_arms": [list(arm) for arm in move.to_arms],
+        "before": move.before,
+        "after": move.after,
+        "moved_at": move.moved_at.isoformat(),
+        "author": move.author,
+        "note": move.note,
+        "undoes": move.undoes,
+    }
+
+
+def protected_dict(item: ProtectedLabel) -> dict[str, Any]:
+    return {"label": item.label, "protected_at": item.protected_at.isoformat(), "author": item.author}
 
 
 def database_failure(error: StoreError) -> bool:

@@ -4,6 +4,12 @@ movable labels, on any SQLAlchemy URL the store supports (SQLite file or Postgre
 Every public method runs in one transaction, so a failure leaves nothing half-written, and turns
 database failures into ``StoreError``. SQLAlchemy is imported when a store opens, not when this
 module is imported.
+
+Moving a label is a release, so every move is governed the same way, whether it comes from
+``set_label``, ``put(label=...)``, ``rollout``, ``undo_label`` or ``import_``: it is recorded
+(label, from, to, time, author, note) in the same transaction; ``expect=`` makes it a
+compare-and-set; a protected label moves only with ``force=True``. A server in front of the store
+decides who may pass ``force=True`` (an admin token); the store only enforces that someone did.
 """
 
 from __future__ import annotations
@@ -11,25 +17,42 @@ from __future__ import annotations
 import difflib
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from profiles.errors import PromptNotFoundError, StoreError
+from profiles.errors import (
+    LabelConflictError,
+    PromptNotFoundError,
+    ProtectedLabelError,
+    StoreError,
+    StoreNotFoundError,
+)
 from profiles.store.keys import PromptKey, candidate_keys, check_text, make_key
-from profiles.store.models import ImportResult, PromptSummary, PromptVersion
+from profiles.store.models import (
+    Arm,
+    ImportResult,
+    LabelMatch,
+    LabelMove,
+    PromptSummary,
+    PromptVersion,
+    ProtectedLabel,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
 
-__all__ = ["DEFAULT_LOCK_TIMEOUT", "PromptStore"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "MAX_ARMS", "PromptStore"]
 
 #: Seconds a writer waits for another process's lock before a "locked" StoreError.
 DEFAULT_LOCK_TIMEOUT = 30.0
 #: Times a write is retried after losing a race for a version number (should be rare: writers lock).
 _WRITE_ATTEMPTS = 20
+#: Most versions one label may be rolled out over.
+MAX_ARMS = 16
 
 T = TypeVar("T")
 
@@ -50,6 +73,41 @@ def _check_version(version: int) -> int:
     return version
 
 
+def _check_expect(expect: int | None) -> int | None:
+    if expect is not None and (isinstance(expect, bool) or not isinstance(expect, int) or expect < 0):
+        raise StoreError(
+            f"expect= is the version the label points at now (0: the label does not exist yet), got {expect!r}"
+        )
+    return expect
+
+
+def _check_arms(arms: Mapping[int, int] | Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    items = tuple(arms.items() if isinstance(arms, Mapping) else arms)
+    if not items:
+        raise StoreError("a rollout needs at least one version=weight, e.g. 3=90 4=10")
+    if len(items) > MAX_ARMS:
+        raise StoreError(f"a rollout has at most {MAX_ARMS} versions, got {len(items)}")
+    checked = []
+    for item in items:
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise StoreError(f"a rollout arm is (version, weight), got {item!r}")
+        version, weight = item
+        _check_version(version)
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+            raise StoreError(f"the weight of v{version} must be a whole number from 1, got {weight!r}")
+        checked.append((version, weight))
+    numbers = [version for version, _ in checked]
+    if len(set(numbers)) != len(numbers):
+        raise StoreError(f"a rollout names each version once; got versions {numbers}")
+    return tuple(checked)
+
+
+def _where(version: int | None, arms: tuple[tuple[int, int], ...] = ()) -> str:
+    if arms:
+        return ", ".join(f"v{number} ({weight})" for number, weight in arms)
+    return "nowhere (the label does not exist)" if version is None else f"v{version}"
+
+
 def _check_text(what: str, value: str | None) -> str:
     value = value or ""
     if not isinstance(value, str):
@@ -61,33 +119,47 @@ class PromptStore:
     """A versioned prompt store at a SQLAlchemy URL; see ``open_store`` for where the URL comes from.
 
     Versions are numbered 1, 2, 3 … per (name, language, model) and never change once written.
-    Labels (``production``, ``staging`` or any name) point at one version each and can move.
-    Safe to share between threads; each process opens its own.
+    Labels (``production``, ``staging`` or any name) point at one version each, or at several
+    with weights (a rollout), and can move; every move is recorded. Safe to share between
+    threads; each process opens its own.
+
+    A store written by an earlier release is upgraded in place when it is opened: the tables it
+    lacks are created, once, however many processes open it at the same moment.
 
     Args:
         url: ``sqlite:///path.db``, a bare file path, or ``postgresql+psycopg://user:pw@host/db``.
         lock_timeout: seconds to wait for another writer's lock (SQLite) before failing.
+        create: create the store when there is none (the default); with False, a missing SQLite
+            file or a database without the store's tables is a ``StoreNotFoundError``, and
+            nothing is created: that is how reading commands open a store.
 
     Raises:
         StoreError: the URL is unsupported, the database cannot be reached, is locked or corrupt.
+        StoreNotFoundError: ``create=False`` and there is no store at ``url``.
     """
 
-    def __init__(self, url: str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(self, url: str, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = True) -> None:
         from profiles.store.engine import create_store_engine
 
-        self._backend = create_store_engine(url, lock_timeout=lock_timeout)
+        self._backend = create_store_engine(url, lock_timeout=lock_timeout, create=create)
         try:
-            self._open()
+            self._open(create)
         except BaseException:
             self._backend.engine.dispose()  # a corrupt or locked file must not stay open
             raise
 
     # -- plumbing ---------------------------------------------------------------------------------
 
-    def _open(self) -> None:
+    def _open(self, create: bool) -> None:
         from profiles.store import queries
 
-        if not self._run(queries.schema_exists):
+        state = self._run(queries.schema_state)
+        if state == "missing" and not create:
+            raise StoreNotFoundError(
+                f"no prompt store at {self.url}: the database holds none yet; reading never creates one, "
+                "`profiles store put NAME` does"
+            )
+        if state != "current":  # new, or written by an earlier release: add the missing tables
             self._run(queries.ensure_schema, write=True)
 
     def _run(self, work: Callable[[Connection], T], *, write: bool = False) -> T:
@@ -144,69 +216,281 @@ class PromptStore:
         author: str | None = None,
         note: str | None = None,
         label: str | None = None,
+        expect: int | None = None,
+        force: bool = False,
     ) -> PromptVersion:
         """Add a new version (the prompt's newest number plus one) and optionally point ``label`` at it.
 
+        Content equal to the newest version's adds no version: the newest is returned with
+        ``unchanged=True``, and ``label`` still moves to it. ``expect`` and ``force`` govern the
+        label move as in ``set_label``; when the move is refused, no version is added either.
+
         Raises:
-            StoreError: a part is invalid, or the database fails; nothing is written then.
+            StoreError: the content is empty, a part is invalid, or the database fails; nothing is
+                written then.
+            LabelConflictError: ``expect`` no longer holds.
+            ProtectedLabelError: ``label`` is protected and ``force`` is False.
         """
         from profiles.store import queries
 
         key = make_key(name, language, model)
         content = _check_text("the content", content)
+        if not content.strip():
+            raise StoreError(
+                f"the content for {key} is empty; a prompt needs text (give --file FILE or pipe the text in)"
+            )
         author = _check_text("the author", author)
         note = _check_text("the note", note)
         if label is not None:
             _check_label(label)
+        _check_expect(expect)
 
         def write(conn: Connection) -> PromptVersion:
             now = _now()
             prompt_id = queries.lock_prompt(conn, key, now)
-            record = PromptVersion(
-                key.name,
-                key.language,
-                key.model,
-                queries.next_version(conn, prompt_id),
-                content,
-                now,
-                author,
-                note,
-            )
-            queries.insert_version(conn, prompt_id, record)
+            newest = queries.read_version(conn, key, prompt_id, None)
+            unchanged = newest is not None and newest.content == content
+            if unchanged:
+                assert newest is not None
+                version = newest.version
+            else:
+                version = queries.next_version(conn, prompt_id)
+                record = PromptVersion(key.name, key.language, key.model, version, content, now, author, note)
+                queries.insert_version(conn, prompt_id, record)
             if label is not None:
-                queries.set_label(conn, prompt_id, label, record.version, now)
-            found = queries.read_version(conn, key, prompt_id, record.version)
-            assert found is not None  # just inserted in this transaction
-            return found
+                self._move(conn, key, prompt_id, label, version, (), now, expect, force, author, note)
+            found = queries.read_version(conn, key, prompt_id, version)
+            assert found is not None  # inserted or read in this transaction
+            return replace(found, unchanged=unchanged)
 
         return self._run(write, write=True)
 
     def set_label(
-        self, name: str, label: str, version: int, *, language: str | None = None, model: str | None = None
+        self,
+        name: str,
+        label: str,
+        version: int,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        expect: int | None = None,
+        force: bool = False,
+        author: str | None = None,
+        note: str | None = None,
     ) -> PromptVersion:
         """Point ``label`` at ``version`` of one exact prompt key, moving it if it pointed elsewhere.
 
+        The move is recorded with ``author`` and ``note`` (see ``moves``); pointing a label where it
+        already points records nothing. ``expect`` makes the move a compare-and-set: it happens only
+        if the label still points at that version (0: only if the label does not exist yet), so
+        two releasers cannot overwrite each other.
+
         Raises:
             PromptNotFoundError: that key has no such version.
+            LabelConflictError: the label no longer points at ``expect``.
+            ProtectedLabelError: the label is protected and ``force`` is False.
+        """
+        _check_version(version)
+        return self._label_write(name, label, version, (), language, model, expect, force, author, note)[0].record
+
+    def rollout(
+        self,
+        name: str,
+        label: str,
+        arms: Mapping[int, int] | Iterable[tuple[int, int]],
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        expect: int | None = None,
+        force: bool = False,
+        author: str | None = None,
+        note: str | None = None,
+    ) -> tuple[Arm, ...]:
+        """Point ``label`` at several versions with weights, e.g. ``{3: 90, 4: 10}``; recorded like a move.
+
+        A lookup with a rollout key picks one of them, the same for the same key every time, in
+        proportion to the weights (relative: ``90, 10`` is ``9, 1``); without a key, the first.
+        One version is an ordinary label move. ``expect`` compares with the version the label
+        serves without a key (its first). Returns the arms as stored.
+
+        Raises:
+            StoreError: no arm, a weight below 1, a version named twice, or over ``MAX_ARMS``.
+            PromptNotFoundError: a version does not exist.
+            LabelConflictError, ProtectedLabelError: as for ``set_label``.
+        """
+        checked = _check_arms(arms)
+        return self._label_write(name, label, checked[0][0], checked, language, model, expect, force, author, note)
+
+    def undo_label(
+        self,
+        name: str,
+        label: str,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        expect: int | None = None,
+        force: bool = False,
+        author: str | None = None,
+        note: str | None = None,
+    ) -> LabelMove:
+        """Move ``label`` back to where it pointed before its last move, and record that as a move.
+
+        Undoing again steps further back (an undo is never itself undone this way); undoing the
+        move that created the label removes it. Returns the recorded move.
+
+        Raises:
+            StoreError: the label has no recorded move left to undo.
+            LabelConflictError: the label moved without a record (by an earlier release), or
+                ``expect`` no longer holds.
+            ProtectedLabelError: the label is protected and ``force`` is False.
         """
         from profiles.store import queries
 
         key = make_key(name, language, model)
         _check_label(label)
-        _check_version(version)
+        _check_expect(expect)
+        author = _check_text("the author", author)
+        note = _check_text("the note", note)
 
-        def write(conn: Connection) -> PromptVersion:
-            prompt_id = queries.find_prompt_ids(conn, [key]).get(key)
-            if prompt_id is None or queries.read_version(conn, key, prompt_id, version) is None:
-                raise PromptNotFoundError(
-                    f"cannot label {key} v{version}: no such version; see `profiles store history`"
+        def write(conn: Connection) -> LabelMove:
+            prompt_id = queries.lock_existing_prompt(conn, key)
+            if prompt_id is None:
+                raise PromptNotFoundError(f"no prompt {key} in {self.url}; see `profiles store list`")
+            moves = queries.read_moves(conn, key, prompt_id, label)
+            undone = {move.undoes for move in moves if move.undoes is not None}
+            last = next(
+                (move for move in reversed(moves) if move.undoes is None and move.seq not in undone), None
+            )
+            if last is None:
+                raise StoreError(
+                    f"label {label!r} of {key} has no recorded move left to undo; see `profiles store history {name}`"
                 )
-            queries.set_label(conn, prompt_id, label, version, _now())
-            found = queries.read_version(conn, key, prompt_id, version)
-            assert found is not None
-            return found
+            current = queries.label_map(conn, [prompt_id])[prompt_id].get(label)
+            current_arms = queries.arm_map(conn, [prompt_id])[prompt_id].get(label, ())
+            if (current, current_arms) != (last.to_version, last.to_arms):
+                raise LabelConflictError(
+                    f"label {label!r} of {key} points at {_where(current, current_arms)}, but its last recorded "
+                    f"move (#{last.seq}) took it to {_where(last.to_version, last.to_arms)}: it was moved "
+                    "without a record, so there is nothing safe to undo; move it with `profiles store label`"
+                )
+            why = note or f"undo of move #{last.seq} ({last.after} → {last.before})"
+            move = self._move(
+                conn, key, prompt_id, label, last.from_version, last.from_arms, _now(), expect, force, author, why,
+                undoes=last.seq,
+            )
+            assert move is not None  # the undone move changed something, so undoing it does too
+            return move
 
         return self._run(write, write=True)
+
+    def protect(self, label: str, *, author: str | None = None) -> bool:
+        """Protect ``label`` in the whole store: from now on it moves only with ``force=True``.
+
+        Returns False when it was protected already. Who may protect, unprotect or force is for
+        whatever sits in front of the store to decide (the HTTP API asks for its admin token).
+        """
+        from profiles.store import queries
+
+        _check_label(label)
+        who = _check_text("the author", author)
+        return self._run(lambda conn: queries.protect(conn, label, _now(), who), write=True)
+
+    def unprotect(self, label: str) -> bool:
+        """Lift the protection of ``label``; False when it was not protected."""
+        from profiles.store import queries
+
+        _check_label(label)
+        return self._run(lambda conn: queries.unprotect(conn, label), write=True)
+
+    def protected_labels(self) -> tuple[ProtectedLabel, ...]:
+        """The protected labels of the store, sorted by name."""
+        from profiles.store import queries
+
+        found = self._run(queries.protected)
+        return tuple(ProtectedLabel(label, when, who) for label, (when, who) in sorted(found.items()))
+
+    def _label_write(
+        self,
+        name: str,
+        label: str,
+        version: int,
+        arms: tuple[tuple[int, int], ...],
+        language: str | None,
+        model: str | None,
+        expect: int | None,
+        force: bool,
+        author: str | None,
+        note: str | None,
+    ) -> tuple[Arm, ...]:
+        """Move a label to one version or to rollout ``arms``, governed and recorded; return the arms."""
+        from profiles.store import queries
+
+        key = make_key(name, language, model)
+        _check_label(label)
+        _check_expect(expect)
+        author = _check_text("the author", author)
+        note = _check_text("the note", note)
+        wanted = arms or ((version, 1),)
+
+        def write(conn: Connection) -> tuple[Arm, ...]:
+            prompt_id = queries.lock_existing_prompt(conn, key)
+            records = []
+            for number, weight in wanted:
+                found = None if prompt_id is None else queries.read_version(conn, key, prompt_id, number)
+                if found is None:
+                    raise PromptNotFoundError(
+                        f"cannot label {key} v{number}: no such version; see `profiles store history`"
+                    )
+                records.append((found, weight))
+            assert prompt_id is not None
+            self._move(conn, key, prompt_id, label, version, arms, _now(), expect, force, author, note)
+            return tuple(
+                Arm(queries.read_version(conn, key, prompt_id, found.version) or found, weight)
+                for found, weight in records
+            )
+
+        return self._run(write, write=True)
+
+    def _move(
+        self,
+        conn: Connection,
+        key: PromptKey,
+        prompt_id: int,
+        label: str,
+        version: int | None,
+        arms: tuple[tuple[int, int], ...],
+        now: datetime,
+        expect: int | None,
+        force: bool,
+        author: str,
+        note: str,
+        *,
+        undoes: int | None = None,
+    ) -> LabelMove | None:
+        """The one gate every label move passes, inside the caller's transaction and prompt lock:
+        compare-and-set, then protection, then the move and its record."""
+        from profiles.store import queries
+
+        current = queries.label_map(conn, [prompt_id])[prompt_id].get(label)
+        if expect is not None and current != (expect or None):
+            current_arms = queries.arm_map(conn, [prompt_id])[prompt_id].get(label, ())
+            hint = f"--expect {current}" if current is not None else "--expect 0"
+            raise LabelConflictError(
+                f"label {label!r} of {key} points at {_where(current, current_arms)}, not "
+                f"{_where(expect or None)} as expected: it moved since you looked; check "
+                f"`profiles store history {key.name}` and retry with {hint} if the move is still right"
+            )
+        current_arms = queries.arm_map(conn, [prompt_id])[prompt_id].get(label, ())
+        if (current, current_arms) == (version, arms if len(arms) > 1 else ()):
+            return None  # already there: nothing to move, nothing to record
+        if not force and label in queries.protected(conn):
+            raise ProtectedLabelError(
+                f"label {label!r} is protected, so moving it on {key} needs --force (force=True in Python); "
+                f"it points at {_where(current, current_arms)}"
+            )
+        return queries.move_label(
+            conn, key, prompt_id, label, version, arms, now, author=author, note=note, undoes=undoes
+        )
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -218,59 +502,26 @@ class PromptStore:
         model: str | None = None,
         label: str | None = None,
         version: int | None = None,
+        rollout_key: str | None = None,
     ) -> PromptVersion:
         """Return the best matching version.
 
         Keys are tried in this order, first match wins: the exact language, then its fallback chain
         (``zh-TW`` → ``zh``), then no language; within each, the exact model, then no model. A key
         matches when it has the requested ``version``, else the requested ``label``, else any version
-        (its latest is returned).
+        (its latest is returned). A rolled-out label gives the version ``rollout_key`` picks (the
+        first without a key).
 
         Raises:
             PromptNotFoundError: no key matches; the message lists what was tried.
             StoreError: both ``label`` and ``version`` were given.
         """
-        from profiles.store import queries
-
         if label is not None and version is not None:
             raise StoreError("ask for a label or a version, not both")
-        if label is not None:
-            _check_label(label)
         if version is not None:
             _check_version(version)
-        candidates = list(candidate_keys(name, language, model))
-
-        def read(conn: Connection) -> PromptVersion | None:
-            ids = queries.find_prompt_ids(conn, candidates)
-            for key in candidates:
-                prompt_id = ids.get(key)
-                if prompt_id is None:
-                    continue
-                wanted = version
-                if label is not None:
-                    wanted = queries.label_map(conn, [prompt_id])[prompt_id].get(label)
-                    if wanted is None:
-                        continue
-                found = queries.read_version(conn, key, prompt_id, wanted)
-                if found is not None:
-                    return found
-            return None
-
-        found = self._run(read)
-        if found is None:
-            wanted = (
-                f"label {label!r}"
-                if label is not None
-                else f"version {version}"
-                if version
-                else "any version"
-            )
-            tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in candidates)
-            raise PromptNotFoundError(
-                f"no prompt {name!r} with {wanted} in {self.url}; tried (language, model): {tried}; "
-                "see `profiles store list`"
-            )
-        return found
+            return self.match(name, language=language, model=model, version=version).arms[0].record
+        return self.find(name, language=language, model=model, labels=[label], rollout_key=rollout_key)[0]
 
     def find(
         self,
@@ -279,6 +530,7 @@ class PromptStore:
         language: str | None = None,
         model: str | None = None,
         labels: Sequence[str | None] = (None,),
+        rollout_key: str | None = None,
     ) -> tuple[PromptVersion, str | None]:
         """Return the best version for a label chain and which entry of ``labels`` picked it.
 
@@ -287,35 +539,74 @@ class PromptStore:
         ``labels`` matches the key's newest version. So a Chinese prompt labelled only ``production``
         beats an English one labelled ``staging`` when the chain is staging → production: a prompt
         in the wrong language is worse than one a release behind. Everything is read in one
-        transaction, so a label moving meanwhile cannot mix two states.
+        transaction, so a label moving meanwhile cannot mix two states. A rolled-out label gives
+        the version ``rollout_key`` picks (``LabelMatch.pick``).
 
         Raises:
             PromptNotFoundError: no key has any of the labels; the message lists what was tried.
         """
+        found = self.match(name, language=language, model=model, labels=labels)
+        return found.arms[found.pick(rollout_key)].record, found.label
+
+    def match(
+        self,
+        name: str,
+        *,
+        language: str | None = None,
+        model: str | None = None,
+        labels: Sequence[str | None] = (None,),
+        version: int | None = None,
+    ) -> LabelMatch:
+        """What ``find`` reads, with every version of a rolled-out label: the first label of the
+        chain that matched and its arms. With ``version``, that version of the first key holding it
+        (``labels`` is not used then; the match's label is None).
+
+        Raises:
+            PromptNotFoundError: nothing matches; the message lists what was tried.
+        """
         from profiles.store import queries
 
         chain = [None if label is None else _check_label(label) for label in labels]
+        if version is not None:
+            _check_version(version)
         candidates = list(candidate_keys(name, language, model))
 
-        def read(conn: Connection) -> tuple[PromptVersion, str | None] | None:
+        def read(conn: Connection) -> LabelMatch | None:
             ids = queries.find_prompt_ids(conn, candidates)
             maps = queries.label_map(conn, list(ids.values()))
+            rollouts = queries.arm_map(conn, list(ids.values()))
             for key in candidates:
                 prompt_id = ids.get(key)
                 if prompt_id is None:
+                    continue
+                if version is not None:
+                    found = queries.read_version(conn, key, prompt_id, version)
+                    if found is not None:
+                        return LabelMatch(None, (Arm(found),))
                     continue
                 for label in chain:
                     wanted = None if label is None else maps[prompt_id].get(label)
                     if label is not None and wanted is None:
                         continue
+                    arms = rollouts[prompt_id].get(label, ()) if label is not None else ()
+                    if arms:
+                        records = [queries.read_version(conn, key, prompt_id, number) for number, _ in arms]
+                        if all(record is not None for record in records):
+                            weights = [weight for _, weight in arms]
+                            pairs = zip(records, weights, strict=True)
+                            return LabelMatch(label, tuple(Arm(record, weight) for record, weight in pairs))
                     found = queries.read_version(conn, key, prompt_id, wanted)
                     if found is not None:
-                        return found, label
+                        return LabelMatch(label, (Arm(found),))
             return None
 
         found = self._run(read)
         if found is None:
-            wanted = " → ".join("latest" if label is None else repr(label) for label in chain)
+            if version is not None:
+                wanted = f"version {version}"
+            else:
+                wanted = " → ".join("latest" if label is None else repr(label) for label in chain)
+                wanted = f"label {wanted}" if chain != [None] else "any version"
             tried = ", ".join(f"({key.language or '-'}, {key.model or '-'})" for key in candidates)
             raise PromptNotFoundError(
                 f"no prompt {name!r} with {wanted} in {self.url}; tried (language, model): {tried}; "
@@ -341,6 +632,29 @@ class PromptStore:
 
         found = self._run(read)
         if not found:
+            raise PromptNotFoundError(f"no prompt {key} in {self.url}; see `profiles store list`")
+        return tuple(found)
+
+    def moves(
+        self, name: str, *, language: str | None = None, model: str | None = None, label: str | None = None
+    ) -> tuple[LabelMove, ...]:
+        """Return the recorded label moves of one exact key (or of one of its labels), oldest first.
+
+        Raises:
+            PromptNotFoundError: the key does not exist.
+        """
+        from profiles.store import queries
+
+        key = make_key(name, language, model)
+        if label is not None:
+            _check_label(label)
+
+        def read(conn: Connection) -> list[LabelMove] | None:
+            prompt_id = queries.find_prompt_ids(conn, [key]).get(key)
+            return None if prompt_id is None else queries.read_moves(conn, key, prompt_id, label)
+
+        found = self._run(read)
+        if found is None:
             raise PromptNotFoundError(f"no prompt {key} in {self.url}; see `profiles store list`")
         return tuple(found)
 
@@ -379,20 +693,25 @@ class PromptStore:
     # -- folder sync ------------------------------------------------------------------------------
 
     def export(self, directory: str | PathLike[str]) -> tuple[Path, ...]:
-        """Write every prompt, all versions and labels, as one YAML file per key under ``directory``.
+        """Write every prompt, all versions and labels (rollouts with their weights), as one YAML file
+        per key under ``directory``.
 
-        Returns the files written. Files for keys the store lacks are left alone.
+        Returns the files written. Files for keys the store lacks are left alone. The move log and
+        the protected labels stay in the store.
         """
         from profiles.store import queries
         from profiles.store.sync import write_folder
 
-        def read(conn: Connection) -> dict[PromptKey, tuple[list[PromptVersion], dict[str, int]]]:
+        def read(conn: Connection) -> dict[PromptKey, tuple[list[PromptVersion], dict[str, Any]]]:
             found = queries.all_prompts(conn)
             label_maps = queries.label_map(conn, list(found.values()))
-            return {
-                key: (queries.read_versions(conn, key, prompt_id), label_maps[prompt_id])
-                for key, prompt_id in found.items()
-            }
+            arm_maps = queries.arm_map(conn, list(found.values()))
+            result: dict[PromptKey, tuple[list[PromptVersion], dict[str, Any]]] = {}
+            for key, prompt_id in found.items():
+                targets: dict[str, Any] = dict(label_maps[prompt_id])
+                targets.update({label: dict(arms) for label, arms in arm_maps[prompt_id].items()})
+                result[key] = (queries.read_versions(conn, key, prompt_id), targets)
+            return result
 
         snapshot = {key: value for key, value in self._run(read).items() if value[0]}
         try:
@@ -400,20 +719,26 @@ class PromptStore:
         except OSError as exc:
             raise StoreError(f"cannot export prompts to {directory}: {exc}") from exc
 
-    def import_(self, directory: str | PathLike[str]) -> ImportResult:
+    def import_(
+        self, directory: str | PathLike[str], *, force: bool = False, author: str | None = None
+    ) -> ImportResult:
         """Add the versions and labels of a folder written by ``export``, all at once or not at all.
 
         A version already in the store with the same content is skipped, so importing an export
-        again adds nothing. Labels move to the versions the files name.
+        again adds nothing. Labels move to the versions the files name; each move is recorded
+        (``author``, a note naming the folder), and a protected label moves only with ``force``.
 
         Raises:
             StoreError: a file is malformed, or a version number in a file holds different content
                 than the store (versions never change; put the new text as a new version instead).
+            ProtectedLabelError: the folder would move a protected label and ``force`` is False.
         """
         from profiles.store import queries
         from profiles.store.sync import read_folder
 
         records = read_folder(Path(directory))
+        who = _check_text("the author", author)
+        note = _check_text("the note", f"import from {directory}")
 
         def write(conn: Connection) -> ImportResult:
             added = moved = 0
@@ -435,15 +760,19 @@ class PromptStore:
                             "file; versions never change, so put the file's text as a new version or "
                             "renumber it in the file"
                         )
-                current = queries.label_map(conn, [prompt_id])[prompt_id]
                 for label, target in sorted(record.labels.items()):
                     _check_label(label)
-                    if target not in present:
-                        raise StoreError(
-                            f"{record.source}: label {label!r} points at v{target}, which does not exist"
-                        )
-                    if current.get(label) != target:
-                        queries.set_label(conn, prompt_id, label, target, now)
+                    try:
+                        arms = _check_arms(target) if isinstance(target, dict) else ((target, 1),)
+                    except StoreError as exc:
+                        raise StoreError(f"{record.source}: label {label!r}: {exc.message}") from None
+                    for number, _weight in arms:
+                        if number not in present:
+                            raise StoreError(
+                                f"{record.source}: label {label!r} points at v{number}, which does not exist"
+                            )
+                    rollout = arms if len(arms) > 1 else ()
+                    if self._move(conn, record.key, prompt_id, label, arms[0][0], rollout, now, None, force, who, note):
                         moved += 1
             return ImportResult(versions_added=added, labels_moved=moved)
 

@@ -75,11 +75,15 @@ class StoreEngine:
         return self.url.render_as_string(hide_password=True)
 
 
-def create_store_engine(url: str, *, lock_timeout: float) -> StoreEngine:
+def create_store_engine(url: str, *, lock_timeout: float, create: bool = True) -> StoreEngine:
     """Build the engine for ``url`` with the backend's locking set up.
+
+    With ``create=False`` a SQLite file that does not exist is refused before anything touches
+    the disk: connecting would create an empty file (and its folders).
 
     Raises:
         StoreError: the URL is unsupported or its driver is missing.
+        StoreNotFoundError: ``create=False`` and the SQLite file does not exist.
     """
     parsed = parse_store_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -87,7 +91,7 @@ def create_store_engine(url: str, *, lock_timeout: float) -> StoreEngine:
 
         from profiles.store.sqlite import create_sqlite_engine, describe_sqlite_error
 
-        engine = create_sqlite_engine(parsed, lock_timeout=lock_timeout)
+        engine = create_sqlite_engine(parsed, lock_timeout=lock_timeout, create=create)
         return StoreEngine(engine, parsed, lambda exc: describe_sqlite_error(exc, parsed), (sqlite3.Error,))
 
     from profiles.store.postgres import create_postgres_engine, describe_postgres_error

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from profiles.errors import StoreError
+from profiles.errors import StoreError, StoreNotFoundError
 from profiles.store.failures import first_line
 
 if TYPE_CHECKING:
@@ -33,19 +33,26 @@ def sqlite_path(url: URL) -> Path | None:
     return Path(database)
 
 
-def create_sqlite_engine(url: URL, *, lock_timeout: float) -> Engine:
+def create_sqlite_engine(url: URL, *, lock_timeout: float, create: bool = True) -> Engine:
     """Create an engine whose write transactions start with ``BEGIN IMMEDIATE``.
 
-    The parent folder is created on first use.
+    With ``create``, the parent folder is created on first use; without, a missing file is an
+    error and nothing is created. ``lock_timeout`` is how long a connection waits for another
+    process's lock before giving up with "database is locked".
 
     Raises:
-        StoreError: the folder cannot be created. ``lock_timeout`` is how long a connection waits for
-    another process's lock before giving up with "database is locked".
+        StoreError: the folder cannot be created.
+        StoreNotFoundError: ``create`` is False and the file does not exist.
     """
     from sqlalchemy import create_engine, event
 
     path = sqlite_path(url)
-    if path is not None:
+    if path is not None and not create and not path.is_file():
+        raise StoreNotFoundError(
+            f"no prompt store at {url.render_as_string(hide_password=True)}: {str(path)!r} does not exist; "
+            "reading never creates a store, `profiles store put NAME` does (or fix --store / PROFILES_STORE_URL)"
+        )
+    if path is not None and create:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

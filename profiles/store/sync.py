@@ -7,6 +7,7 @@ One file per prompt key holds every version and the labels::
     model: ''
     labels:
       production: 2
+      canary: {2: 90, 3: 10}    # a rollout: version → weight
     versions:
     - version: 1
       created_at: '2026-01-05T10:00:00+00:00'
@@ -48,7 +49,8 @@ class PromptRecord:
 
     key: PromptKey
     versions: tuple[PromptVersion, ...]
-    labels: dict[str, int] = field(default_factory=dict)
+    #: label → version, or → {version: weight} for a rollout
+    labels: dict[str, Any] = field(default_factory=dict)
     source: str = ""
 
 
@@ -93,7 +95,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _represent_str)
 
 
-def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str, int]) -> str:
+def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str, Any]) -> str:
     document = {
         "name": key.name,
         "language": key.language,
@@ -117,7 +119,7 @@ def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str,
 
 
 def write_folder(
-    directory: Path, prompts: dict[PromptKey, tuple[list[PromptVersion], dict[str, int]]]
+    directory: Path, prompts: dict[PromptKey, tuple[list[PromptVersion], dict[str, Any]]]
 ) -> list[Path]:
     """Write one file per key; files of other keys already in the folder are left alone."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -199,11 +201,20 @@ def _parse(path: Path) -> PromptRecord:
     raw_labels = document.get("labels")
     raw_labels = {} if raw_labels is None else raw_labels
     if not isinstance(raw_labels, dict) or not all(
-        isinstance(label, str) and isinstance(version, int) and not isinstance(version, bool)
-        for label, version in raw_labels.items()
+        isinstance(label, str) and (_is_number(target) or _is_rollout(target)) for label, target in raw_labels.items()
     ):
-        raise _fail(path, "field 'labels' must map label names to version numbers")
+        raise _fail(
+            path, "field 'labels' must map label names to version numbers, or to {version: weight} for a rollout"
+        )
     return PromptRecord(key, records, dict(raw_labels), str(path))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_rollout(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(_is_number(k) and _is_number(v) for k, v in value.items())
 
 
 def read_folder(directory: Path) -> list[PromptRecord]:

@@ -203,14 +203,41 @@ def test_client_errors_are_not_retried(chat_server):
     assert "'test-model'" in str(info.value)
 
 
-def test_unreachable_server_says_so():
-    """A refused connection is retried, then reported with advice to check the server."""
+def test_nothing_listening_fails_at_once():
+    """A connection refused before the server ever answered is not retried: one attempt, the URL, fatal."""
     url = f"http://127.0.0.1:{free_port()}/v1"
-    with ChatClient(url, "m", timeout=0.3, max_retries=1, backoff=0.01) as client:
+    with ChatClient(url, "m", timeout=5, max_retries=4, backoff=5) as client:
+        with pytest.raises(ChatError) as info:
+            client.complete(ASK)
+    assert info.value.attempts == 1 and info.value.fatal
+    assert str(info.value).startswith(f"cannot connect to {url}/chat/completions (")
+    assert "check that the server is running and that base_url" in str(info.value)
+
+
+def test_server_gone_after_answering_is_retried():
+    """Once the server has answered, a refused connection is a dropped server: retried, then reported."""
+    server = ChatServer().start()
+    server.script("hello")
+    client = ChatClient(server.url, "m", timeout=5, max_retries=1, backoff=0.01)
+    try:
+        assert client.complete(ASK).content == "hello"
+        server.stop()
+        client.close()  # a new connection, to a port nobody listens on now
         with pytest.raises(ChatError, match="could not reach the server") as info:
             client.complete(ASK)
-    assert info.value.attempts == 2
-    assert url in str(info.value)
+    finally:
+        client.close()
+    assert info.value.attempts == 2 and not info.value.fatal
+    assert server.url in str(info.value)
+
+
+def test_advice_names_the_callers_options(chat_server):
+    """With option_names, advice names the caller's options (a command line's flags)."""
+    chat_server.script(*[Status(503)] * 3)
+    names = {"max_retries": "--max-retries", "base_url": "--base-url"}
+    with make_client(chat_server, option_names=names) as client, pytest.raises(ChatError) as info:
+        client.complete(ASK)
+    assert "raise --max-retries" in str(info.value) and "max_retries" not in str(info.value)
 
 
 def test_body_that_is_not_json(chat_server):

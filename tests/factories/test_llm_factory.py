@@ -354,13 +354,17 @@ def test_persona_with_llm_factory(chat_server):
 def test_prompt_carries_rules_fields_examples_and_language(chat_server):
     """The bundled prompt holds the rules, field meanings, examples as JSON, the count and the language."""
     chat_server.script(personas("Ada", "Ben"))
-    example = ProfileConfig(name="Zed", role="Owner", constraints=["Greet everyone"], expand_prompt="x")
+    example = ProfileConfig(
+        name="Zed", role="Owner", constraints=["Greet everyone"], expand_prompt="Ask {{ agents }}", avatar="zed.png"
+    )
     factory = make_factory(chat_server, count=2, batch_size=2, examples=[example], language="de")
     names(factory)
     prompt = last_user_message(chat_server.requests[0])
     assert prompt.startswith("Write 2 distinct personas for LLM agents, following these rules:\n\n" + RULES)
     assert '- "name" (required): ' in prompt and '- "constraints": a JSON list' in prompt
-    assert json.dumps([{"name": "Zed", "role": "Owner", "constraints": ["Greet everyone"]}], indent=2) in prompt
+    assert '- "language": optional: the language the agent answers in' in prompt
+    shown = {"name": "Zed", "role": "Owner", "constraints": ["Greet everyone"], "avatar": "zed.png"}
+    assert json.dumps([shown], indent=2) in prompt  # every plain text field, none with template marks
     assert "Write every text in this language: de." in prompt
     assert prompt.endswith("Reply with only a JSON array of 2 objects, with no prose and no code fences.")
 

@@ -362,8 +362,11 @@ def test_cli_store_option_on_render(runner, tmp_path, sqlite_url):
     result = runner.invoke(cli, ["render", str(persona), "-d", "staging", "--kind", "system", "--store", sqlite_url])
     assert result.exit_code == 0 and "Zeno" in result.output
     assert get_provider("store") is before  # the option does not outlive the command
-    missing = runner.invoke(cli, ["explain", str(persona), "--store", str(tmp_path / "nope.db")])
+    missing = runner.invoke(cli, ["explain", str(persona), "--store", f"sqlite:///{tmp_path / 'nope.db'}"])
     assert missing.exit_code == 2 and "does not exist" in missing.output and "Traceback" not in missing.output
+    typo = runner.invoke(cli, ["explain", str(persona), "--store", str(tmp_path / "nope.db")])
+    assert typo.exit_code == 2 and "nor the path of an existing store file" in typo.output
+    assert not (tmp_path / "nope.db").exists()
 
 
 def test_cli_outage_prints_a_warning(runner, tmp_path, monkeypatch):
@@ -399,3 +402,56 @@ def test_one_failure_per_ttl_not_one_per_field(tmp_path):
     provider.clear_cache()
     assert provider.lookup("summarizer/goal") == "Summarize"
     provider.close()
+
+
+# -- every deployment reads a label named like itself first -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("deployment", "chain"),
+    [
+        ("prod", ("prod", "production", "latest")),
+        ("production", ("production", "latest")),
+        ("staging", ("staging", "production", "latest")),
+        ("dev", ("dev", "latest")),
+        ("customer-42", ("customer-42", "latest")),
+        (None, ("latest",)),
+    ],
+)
+def test_label_chains(deployment, chain):
+    assert label_chain(deployment) == chain
+
+
+def test_label_prod_is_read_for_deployment_prod(store, provider, register):
+    """v1 labelled `prod`, v2 unlabelled: deployment prod gets v1, and explain says which label matched."""
+    store.put(KEY, "Plato", label="prod")
+    store.put(KEY, "Zeno")
+    found = provider.find(KEY, Context(deployment="prod"))
+    assert (found.value, found.source) == ("Plato", "store:summarizer/name v1 label=prod")
+    store.set_label(KEY, "production", 2)
+    assert provider.find(KEY, Context(deployment="prod")).value == "Plato"  # its own label beats production
+    register("store", provider)
+    from profiles import parse_profiles
+    from profiles.explain import explain  # the module of that name shadows the lazy export once imported
+
+    (config,) = parse_profiles(f"name: {{key: {KEY}, provider: store}}\nrole: Summarizer\n")
+    rows = {row.field: row.source for row in explain(config, deployment="prod")}
+    assert rows["name"] == "store:summarizer/name v1 label=prod"
+
+
+def test_a_pinned_version_bypasses_the_labels(store, provider):
+    store.put(KEY, "Plato", label="production")
+    store.put(KEY, "Zeno")
+    found = provider.find(KEY, Context(deployment="prod", store_versions={KEY: 2}))
+    assert (found.value, found.source) == ("Zeno", "store:summarizer/name v2 pinned")
+    assert provider.find(KEY, Context(deployment="prod", store_versions={"other": 2})).value == "Plato"
+    assert provider.find(KEY, Context(store_versions={KEY: 9})) is None  # no such version: the default
+
+
+def test_a_store_file_without_tables_is_no_store_and_gets_none(tmp_path):
+    """A lookup never creates the store's tables in a file that happens to exist."""
+    path = tmp_path / "empty.db"
+    path.write_bytes(b"")
+    with pytest.raises(ResolutionError, match="holds none yet"):
+        StoreProvider(f"sqlite:///{path}", ttl=0).lookup(KEY)
+    assert path.read_bytes() == b""

@@ -10,7 +10,8 @@ __all__ = ["contents", "languages", "models", "names"]
 _storable = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
 
 names = st.text(_storable, min_size=1, max_size=40).filter(lambda name: name.strip() != "")
-contents = st.text(_storable, max_size=300)
+#: A prompt's text: anything storable that is not blank (the store refuses empty content).
+contents = st.text(_storable, min_size=1, max_size=300).filter(lambda text: text.strip() != "")
 languages = st.sampled_from(["", "en", "zh", "zh-TW", "zh-Hant-TW", "pt-BR", "fr"])
 models = st.one_of(
     st.just(""),

@@ -90,3 +90,52 @@ def test_label_moves_are_atomic_under_concurrent_readers(store):
     assert failures == []
     assert seen and all(content == f"content of v{version}" for version, content, _ in seen)
     assert sum("production" in record.labels for record in store.history("s")) == 1
+
+
+RACE_ROUNDS = 12
+
+
+def test_racing_compare_and_set_moves_have_one_winner_per_round(store_url):
+    """8 processes race `set_label(expect=...)` on one label, round after round: exactly one wins
+    each round, and the move log records every winning move, numbered without a gap, each starting
+    where the one before it ended."""
+    from ._workers import RACE_VERSIONS, race_label
+
+    with PromptStore(store_url) as store:
+        for number in range(1, RACE_VERSIONS + 1):
+            store.put("raced", f"v{number}")
+        store.set_label("raced", "production", 1)
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(PROCESSES)
+    results = context.Queue()
+    workers = [
+        context.Process(target=race_label, args=(store_url, worker, RACE_ROUNDS, barrier, results))
+        for worker in range(PROCESSES)
+    ]
+    for process in workers:
+        process.start()
+    reports = [results.get(timeout=300) for _ in range(PROCESSES * RACE_ROUNDS)]  # drained before joining
+    for process in workers:
+        process.join(timeout=300)
+    assert [process.exitcode for process in workers] == [0] * PROCESSES
+
+    winners = {}
+    for round_ in range(RACE_ROUNDS):
+        this_round = [report for report in reports if report[0] == round_]
+        assert len(this_round) == PROCESSES
+        assert len({report[3] for report in this_round}) == 1  # all read the same version
+        won = [report for report in this_round if report[2]]
+        assert len(won) == 1, f"round {round_}: {len(won)} winners"
+        winners[round_] = won[0]
+    with PromptStore(store_url) as store:
+        moves = store.moves("raced", label="production")
+        final = store.get("raced", label="production").version
+    assert [move.seq for move in moves] == list(range(1, RACE_ROUNDS + 2))
+    assert moves[0].from_version is None and moves[0].to_version == 1
+    for before, after in zip(moves, moves[1:], strict=False):
+        assert after.from_version == before.to_version
+    for round_, (_, worker, _, expected, target) in winners.items():
+        move = moves[round_ + 1]
+        assert (move.from_version, move.to_version, move.author) == (expected, target, f"worker-{worker}")
+        assert move.note == f"round {round_}"
+    assert final == moves[-1].to_version

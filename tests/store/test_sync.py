@@ -179,7 +179,8 @@ def test_arbitrary_prompts_round_trip_through_a_folder(entries, label_last):
             source.export(root / "folder")
             assert len(read_folder(root / "folder")) == len(source.list())
             result = copy.import_(root / "folder")
-            assert result.versions_added == len(entries)
+            # a put equal to its key's newest version adds none, so count what the source holds
+            assert result.versions_added == sum(summary.latest_version for summary in source.list())
             assert _everything(copy) == _everything(source)
             assert copy.import_(root / "folder").versions_added == 0
 
