@@ -62,11 +62,14 @@ def _port(request: Request) -> int | None:
     return request.url.port
 
 
-def signed_in(request: Request, state: ServeState) -> bool:
+def session_role(request: Request, state: ServeState) -> str | None:
+    """ "admin" or "writer" for a browser signed in with that token; None when not signed in."""
     cookie = request.cookies.get(cookie_name(SESSION_COOKIE, _port(request)))
-    return state.signer.session_matches(cookie, state.settings.token) or state.signer.session_matches(
-        cookie, state.settings.admin_token
-    )
+    if state.signer.session_matches(cookie, state.settings.admin_token):
+        return "admin"
+    if state.signer.session_matches(cookie, state.settings.token):
+        return "writer"
+    return None
 
 
 def _csrf(request: Request, state: ServeState) -> tuple[str, bool]:
@@ -86,7 +89,8 @@ def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HT
         "folder": state.folder.root.name,
         "store": state.store.display,
         "read_only": state.settings.read_only,
-        "signed_in": signed_in(request, state),
+        "signed_in": session_role(request, state) is not None,
+        "is_admin": session_role(request, state) == "admin",
         "csrf": token,
         "section": "",
         "notice": "",
@@ -277,7 +281,8 @@ def persona(
 def store_index(request: Request) -> HTMLResponse:
     state = state_of(request)
     prompts = state.store.list()
-    return page(request, "store.html", section="store", prompts=prompts, link=_prompt_link)
+    protected = {item.label for item in state.store.protected()}
+    return page(request, "store.html", section="store", prompts=prompts, protected=protected, link=_prompt_link)
 
 
 def _prompt_link(name: str, language: str = "", model: str = "", **extra: Any) -> str:
@@ -295,7 +300,19 @@ def store_prompt(
 ) -> HTMLResponse:
     """One prompt key: every version with its labels, a comparison and a label move."""
     state = state_of(request)
-    versions = state.store.require().history(name, language=language, model=model)
+    store = state.store.require()
+    versions = store.history(name, language=language, model=model)
+    moves = store.moves(name, language=language, model=model)
+    summary = next(
+        (
+            item
+            for item in store.list(name=versions[0].name)
+            if (item.language, item.model) == (versions[0].language, versions[0].model)
+        ),
+        None,
+    )
+    rollouts = dict(summary.rollouts) if summary is not None else {}
+    protected = {item.label for item in store.protected_labels()}
     labels = sorted({label for record in versions for label in record.labels})
     shown = next((record for record in versions if record.version == show), versions[-1])
     notice = ""
@@ -313,6 +330,9 @@ def store_prompt(
         preview=lambda text: text if len(text) <= _PREVIEW_CHARS else text[: _PREVIEW_CHARS - 1] + "…",
         link=_prompt_link,
         notice=notice,
+        moves=list(reversed(moves)),
+        rollouts=rollouts,
+        protected=protected,
         newest=versions[-1].version,
         previous=versions[-2].version if len(versions) > 1 else versions[-1].version,
     )
@@ -356,7 +376,16 @@ def _move_plan(state: ServeState, name: str, language: str, model: str, label: s
         )
     current = next((record for record in versions if label in record.labels), None)
     rows = side_by_side(current.content, target.content) if current is not None else []
-    return {"versions": versions, "target": target, "current": current, "rows": rows, "label": label}
+    protected = label in {item.label for item in state.store.require().protected_labels()}
+    return {
+        "versions": versions,
+        "target": target,
+        "current": current,
+        "rows": rows,
+        "label": label,
+        "protected": protected,
+        "expect": current.version if current is not None else 0,
+    }
 
 
 @router.get("/store/label", response_class=HTMLResponse)
@@ -390,18 +419,39 @@ def apply_label(
     version: Annotated[int, Form(ge=1)],
     language: Annotated[str, Form(max_length=100)] = "",
     model: Annotated[str, Form(max_length=200)] = "",
+    expect: Annotated[int | None, Form(ge=0)] = None,
+    note: Annotated[str, Form(max_length=10_000)] = "",
     csrf: Annotated[str, Form(max_length=200)] = "",
     token: Annotated[str, Form(max_length=1000)] = "",
 ) -> Response:
-    """Move the label, after the review page; then back to the prompt's history."""
+    """Move the label, after the review page; then back to the prompt's history.
+
+    The move is a compare-and-set against what the review showed (`expect`), so a label that
+    moved meanwhile is refused (409) rather than overwritten. A protected label moves only for
+    the admin token, and is then forced: the review page said it was protected.
+    """
     state = state_of(request)
     if state.settings.read_only:
         raise ServeError("this server is read-only (--read-only): it changes nothing", status=403)
     _check_form(request, state, csrf)
-    if not signed_in(request, state):
-        state.check_write(token.strip() or None)
+    role = session_role(request, state) or state.check_write(token.strip() or None)
     store = state.store.require()
-    store.set_label(name, label, version, language=language, model=model)
+    protected = label in {item.label for item in store.protected_labels()}
+    if protected and role != "admin":
+        raise ServeError(
+            f"label {label!r} is protected: moving it needs the admin token (PROFILES_SERVE_ADMIN_TOKEN)", status=403
+        )
+    store.set_label(
+        name,
+        label,
+        version,
+        language=language,
+        model=model,
+        expect=expect,
+        force=protected,
+        author="studio",
+        note=note,
+    )
     target = _prompt_link(name, language, model, moved=label)
     return RedirectResponse(target, status_code=303)
 
