@@ -61,6 +61,15 @@ def _need_extra(command: str) -> None:
     "'*' answers any. Repeatable.",
 )
 @click.option(
+    "--store-cache",
+    type=click.FloatRange(0, 3600),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Keep each store read this long (0: ask the database every time). Writes through this server "
+    "are seen at once; changes made elsewhere within SECONDS.",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="info",
@@ -74,6 +83,7 @@ def serve(
     store_url: str | None,
     read_only: bool,
     allow_hosts: tuple[str, ...],
+    store_cache: float,
     log_level: str,
 ) -> None:
     """Serve the personas in FOLDER and the prompt store: the web studio at /, the HTTP API under
@@ -94,7 +104,13 @@ def serve(
     from ..serve.settings import make_settings
 
     settings = make_settings(
-        folder, store=store_url, read_only=read_only, host=host, port=port, allow_hosts=allow_hosts
+        folder,
+        store=store_url,
+        read_only=read_only,
+        host=host,
+        port=port,
+        allow_hosts=allow_hosts,
+        store_cache=store_cache,
     )
     try:
         run(settings, announce=lambda line: click.echo(line, err=line.startswith("Warning")), log_level=log_level)

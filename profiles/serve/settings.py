@@ -62,7 +62,8 @@ class ServeSettings:
     `.profiles/store.db`; `token` the bearer token of writes (`token_generated` when it was made
     up at start); `admin_token` the one that may also move protected labels; `read_only` refuses
     every write; `host` and `port` where it listens; `allowed_hosts` the `Host` names it answers
-    (DNS rebinding cannot reach it under another name).
+    (DNS rebinding cannot reach it under another name); `store_cache` how many seconds a store
+    read is kept (writes through this server are seen at once).
     """
 
     root: Path
@@ -77,6 +78,8 @@ class ServeSettings:
     max_body_bytes: int = MAX_BODY_BYTES
     max_value_chars: int = MAX_VALUE_CHARS
     max_variables: int = MAX_VARIABLES
+    #: Seconds a store read is kept before the database is asked again (0: every time).
+    store_cache: float = 1.0
     #: Signs CSRF tokens and studio sessions; new at every start, so a restart signs everyone out.
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
 
@@ -94,6 +97,7 @@ def make_settings(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     allow_hosts: tuple[str, ...] = (),
+    store_cache: float = 1.0,
     environ: Mapping[str, str] | None = None,
 ) -> ServeSettings:
     """Settings for serving the personas in `root`.
@@ -104,9 +108,12 @@ def make_settings(
     point the server somewhere else.
 
     Raises:
-        ServeError: `root` is not a folder, or a token is too short to be one.
+        ServeError: `root` is not a folder, a token is too short to be one, or `store_cache` is
+            negative.
     """
     env = os.environ if environ is None else environ
+    if not 0 <= store_cache <= 3600:
+        raise ServeError(f"the store cache is {store_cache} s; give 0 (none) to 3600 seconds")
     folder = Path(root)
     if not folder.is_dir():
         what = "a file" if folder.is_file() else "not there"
@@ -138,4 +145,5 @@ def make_settings(
         host=host,
         port=port,
         allowed_hosts=tuple(dict.fromkeys(hosts)),
+        store_cache=store_cache,
     )

@@ -28,7 +28,7 @@ class ServeState:
         return cls(
             settings,
             PersonaFolder(settings.root, settings.max_value_chars, settings.max_variables),
-            StoreAccess(settings.store_url),
+            StoreAccess(settings.store_url, read_cache=settings.store_cache),
             Signer(settings.secret),
         )
 

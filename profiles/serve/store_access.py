@@ -9,6 +9,7 @@ agent, but has no store of its own to show: its store routes say where the store
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..store.location import DEFAULT_STORE_PATH
 from ..store.models import LabelMatch, LabelMove, PromptSummary, PromptVersion, ProtectedLabel
 
 __all__ = [
+    "DEFAULT_READ_CACHE",
     "StoreAccess",
     "database_failure",
     "is_http_url",
@@ -34,14 +36,33 @@ def is_http_url(url: str | None) -> bool:
     return bool(url) and url.strip().lower().startswith(("http://", "https://"))
 
 
-class StoreAccess:
-    """The store at `url` (None: `.profiles/store.db` in the working directory), opened lazily."""
+#: Seconds a read is kept by default before the database is asked again.
+DEFAULT_READ_CACHE = 1.0
+#: Reads kept at most; the cache starts over when it is full.
+_KEPT_READS = 10_000
+#: What `reads()` may call, and what `writes()` may call.
+_READS = frozenset({"match", "find", "get", "history", "moves", "list", "protected_labels", "diff"})
+_WRITES = frozenset({"put", "set_label", "rollout", "undo_label", "protect", "unprotect"})
 
-    def __init__(self, url: str | None) -> None:
+
+class StoreAccess:
+    """The store at `url` (None: `.profiles/store.db` in the working directory), opened lazily.
+
+    Reads go through `reads()`, which keeps each answer (a "no such prompt" too) for
+    `read_cache` seconds: agents polling a label, and the studio's pages, cost the database one
+    query per second rather than one per request. Writes go through `writes()`, which forgets
+    every kept answer once a write is done, so this server's own changes show at once; a change
+    made elsewhere (the CLI on the same database, another server) shows within `read_cache`
+    seconds. Compare-and-set moves are checked by the database, never against a kept answer.
+    """
+
+    def __init__(self, url: str | None, *, read_cache: float = DEFAULT_READ_CACHE) -> None:
         self.url = (url or "").strip() or "sqlite:///" + str(Path.cwd() / DEFAULT_STORE_PATH)
         self.remote = is_http_url(self.url)
+        self.read_cache = read_cache
         self._store: PromptStore | None = None
         self._lock = threading.Lock()
+        self._kept: dict[tuple[Any, ...], tuple[float, bool, Any]] = {}
 
     @property
     def display(self) -> str:
@@ -80,23 +101,8 @@ class StoreAccess:
         path = sqlite_path(parsed)
         return path is not None and not path.exists()
 
-    def reader(self) -> PromptStore | None:
-        """The store for a read; None while it does not exist."""
-        return self._open(create=False)
-
-    def writer(self) -> PromptStore:
-        """The store for a write, created when it does not exist yet."""
-        store = self._open(create=True)
-        assert store is not None
-        return store
-
-    def require(self) -> PromptStore:
-        """The store for a read that needs one: a missing store has no such prompt.
-
-        Raises:
-            PromptNotFoundError: the store does not exist yet.
-        """
-        store = self.reader()
+    def _require(self) -> PromptStore:
+        store = self._open(create=False)
         if store is None:
             raise PromptNotFoundError(
                 f"the prompt store {self.display} is empty: nothing has been put yet; "
@@ -104,19 +110,108 @@ class StoreAccess:
             )
         return store
 
+    def reads(self) -> _Reads:
+        """The store's read methods (`match`, `history`, `moves`, …), answers kept for `read_cache` s.
+
+        Raises:
+            PromptNotFoundError: the store does not exist yet.
+        """
+        return _Reads(self, self._require())
+
+    def writes(self, *, create: bool = False) -> _Writes:
+        """The store's write methods (`put`, `set_label`, …); `create` makes a missing store first.
+
+        Raises:
+            PromptNotFoundError: the store does not exist and `create` is False.
+        """
+        store = self._open(create=True) if create else self._require()
+        assert store is not None
+        return _Writes(self, store)
+
     def list(self) -> tuple[PromptSummary, ...]:
-        store = self.reader()
-        return () if store is None else store.list()
+        """Every prompt key; none while the store does not exist."""
+        return () if self._open(create=False) is None else self.reads().list()
 
     def protected(self) -> tuple[ProtectedLabel, ...]:
-        store = self.reader()
-        return () if store is None else store.protected_labels()
+        """The protected labels; none while the store does not exist."""
+        return () if self._open(create=False) is None else self.reads().protected_labels()
+
+    def forget(self) -> None:
+        """Drop every kept answer: the next read asks the database."""
+        with self._lock:
+            self._kept.clear()
+
+    def _read(self, key: tuple[Any, ...], read: Any) -> Any:
+        now = time.monotonic()
+        with self._lock:
+            kept = self._kept.get(key)
+        if kept is not None and now - kept[0] < self.read_cache:
+            _, failed, value = kept
+            if failed:
+                raise PromptNotFoundError(value)
+            return value
+        try:
+            value = read()
+        except PromptNotFoundError as exc:  # "no such prompt" is an answer too; a failure is not
+            self._keep(key, now, True, exc.message)
+            raise
+        self._keep(key, now, False, value)
+        return value
+
+    def _keep(self, key: tuple[Any, ...], now: float, failed: bool, value: Any) -> None:
+        if self.read_cache <= 0:
+            return
+        with self._lock:
+            if len(self._kept) >= _KEPT_READS:
+                self._kept.clear()
+            self._kept[key] = (now, failed, value)
 
     def close(self) -> None:
         with self._lock:
             store, self._store = self._store, None
+            self._kept.clear()
         if store is not None:
             store.close()
+
+
+class _Reads:
+    """A store's read methods, through the access's cache."""
+
+    def __init__(self, access: StoreAccess, store: PromptStore) -> None:
+        self._access = access
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _READS:
+            raise AttributeError(f"{name!r} is not a read of the prompt store")
+        method = getattr(self._store, name)
+
+        def read(*args: Any, **kwargs: Any) -> Any:
+            key = (name, repr(args), repr(sorted(kwargs.items())))
+            return self._access._read(key, lambda: method(*args, **kwargs))
+
+        return read
+
+
+class _Writes:
+    """A store's write methods; every kept read is forgotten once one has run."""
+
+    def __init__(self, access: StoreAccess, store: PromptStore) -> None:
+        self._access = access
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _WRITES:
+            raise AttributeError(f"{name!r} is not a write of the prompt store")
+        method = getattr(self._store, name)
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._access.forget()
+
+        return write
 
 
 def version_dict(record: PromptVersion) -> dict[str, Any]:

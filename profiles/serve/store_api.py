@@ -218,7 +218,7 @@ def get_prompt(
     """
     if sum(item is not None for item in (label, version, chain)) > 1:
         raise ServeError("give chain, label or version, not several", status=422)
-    store = state.store.require()
+    store = state.store.reads()
     if version is not None:
         match = store.match(name, language=language, model=model, version=version)
         payload = {**match_dict(match), "matched": None}
@@ -239,7 +239,7 @@ def history(
     state: State, name: Name, language: Language = None, model: Model = None, if_none_match: IfNoneMatch = None
 ) -> Response:
     """Every version of one exact prompt key, oldest first, with its labels."""
-    versions = state.store.require().history(name, language=language, model=model)
+    versions = state.store.reads().history(name, language=language, model=model)
     first = versions[0]
     payload = {
         "name": first.name,
@@ -260,7 +260,7 @@ def moves(
     if_none_match: IfNoneMatch = None,
 ) -> Response:
     """The recorded label moves of one prompt key, oldest first: before, after, when, who and why."""
-    found = state.store.require().moves(name, language=language, model=model, label=label)
+    found = state.store.reads().moves(name, language=language, model=model, label=label)
     return json_with_etag({"moves": [move_dict(move) for move in found]}, if_none_match)
 
 
@@ -275,7 +275,7 @@ def diff(
     if_none_match: IfNoneMatch = None,
 ) -> Response:
     """A unified diff of one prompt from one version to another."""
-    store = state.store.require()
+    store = state.store.reads()
     old = store.get(name, language=language, model=model, version=from_version)
     new = store.get(name, language=language, model=model, version=to_version)
     text = store.diff(name, from_version, to_version, language=language, model=model)
@@ -298,7 +298,7 @@ def put(body: PutRequest, state: State, role: Writer) -> Response:
     Content equal to the newest version's adds nothing: the answer is 200 with `unchanged`.
     """
     _check_force(body.force, role)
-    record = state.store.writer().put(
+    record = state.store.writes(create=True).put(
         body.name,
         body.content,
         language=body.language,
@@ -316,7 +316,7 @@ def put(body: PutRequest, state: State, role: Writer) -> Response:
 def move_label(body: LabelRequest, state: State, role: Writer) -> dict[str, Any]:
     """Point a label of one prompt key at a version, recorded in its move log."""
     _check_force(body.force, role)
-    record = state.store.require().set_label(
+    record = state.store.writes().set_label(
         body.name,
         body.label,
         body.version,
@@ -334,7 +334,7 @@ def move_label(body: LabelRequest, state: State, role: Writer) -> dict[str, Any]
 def rollout(body: RolloutRequest, state: State, role: Writer) -> list[dict[str, Any]]:
     """Point a label at several versions with weights; readers with a rollout key split between them."""
     _check_force(body.force, role)
-    arms = state.store.require().rollout(
+    arms = state.store.writes().rollout(
         body.name,
         body.label,
         body.arms,
@@ -352,7 +352,7 @@ def rollout(body: RolloutRequest, state: State, role: Writer) -> list[dict[str, 
 def undo(body: UndoRequest, state: State, role: Writer) -> dict[str, Any]:
     """Move a label back to where it pointed before its last recorded move."""
     _check_force(body.force, role)
-    move = state.store.require().undo_label(
+    move = state.store.writes().undo_label(
         body.name,
         body.label,
         language=body.language,
@@ -369,15 +369,13 @@ def undo(body: UndoRequest, state: State, role: Writer) -> dict[str, Any]:
 def protect(body: ProtectRequest, state: State, role: Writer) -> list[dict[str, Any]]:
     """Protect a label in the whole store (admin token): from then on it moves only with `force`."""
     _admin(role, "protecting a label")
-    store = state.store.writer()
-    store.protect(body.label, author=body.author)
-    return [protected_dict(item) for item in store.protected_labels()]
+    state.store.writes(create=True).protect(body.label, author=body.author)
+    return [protected_dict(item) for item in state.store.protected()]
 
 
 @router.post("/unprotect", response_model=list[Protected], responses=_WRITE)
 def unprotect(body: ProtectRequest, state: State, role: Writer) -> list[dict[str, Any]]:
     """Lift a label's protection (admin token)."""
     _admin(role, "unprotecting a label")
-    store = state.store.require()
-    store.unprotect(body.label)
-    return [protected_dict(item) for item in store.protected_labels()]
+    state.store.writes().unprotect(body.label)
+    return [protected_dict(item) for item in state.store.protected()]

@@ -300,7 +300,7 @@ def store_prompt(
 ) -> HTMLResponse:
     """One prompt key: every version with its labels, a comparison and a label move."""
     state = state_of(request)
-    store = state.store.require()
+    store = state.store.reads()
     versions = store.history(name, language=language, model=model)
     moves = store.moves(name, language=language, model=model)
     summary = next(
@@ -348,7 +348,7 @@ def store_diff(
     model: str = "",
 ) -> HTMLResponse:
     """Two versions of one prompt, side by side."""
-    store = state_of(request).store.require()
+    store = state_of(request).store.reads()
     old = store.get(name, language=language, model=model, version=from_version)
     new = store.get(name, language=language, model=model, version=to_version)
     if (old.language, old.model) != (new.language, new.model):
@@ -368,7 +368,7 @@ def _move_plan(state: ServeState, name: str, language: str, model: str, label: s
     """What moving `label` to `version` changes: where it points now, where it will, and the diff."""
     if not label.strip() or label != label.strip():
         raise ServeError("give the label's name, e.g. production", status=422)
-    versions = state.store.require().history(name, language=language, model=model)
+    versions = state.store.reads().history(name, language=language, model=model)
     target = next((record for record in versions if record.version == version), None)
     if target is None:
         raise ServeError(
@@ -376,7 +376,7 @@ def _move_plan(state: ServeState, name: str, language: str, model: str, label: s
         )
     current = next((record for record in versions if label in record.labels), None)
     rows = side_by_side(current.content, target.content) if current is not None else []
-    protected = label in {item.label for item in state.store.require().protected_labels()}
+    protected = label in {item.label for item in state.store.protected()}
     return {
         "versions": versions,
         "target": target,
@@ -435,8 +435,8 @@ def apply_label(
         raise ServeError("this server is read-only (--read-only): it changes nothing", status=403)
     _check_form(request, state, csrf)
     role = session_role(request, state) or state.check_write(token.strip() or None)
-    store = state.store.require()
-    protected = label in {item.label for item in store.protected_labels()}
+    store = state.store.writes()
+    protected = label in {item.label for item in state.store.protected()}
     if protected and role != "admin":
         raise ServeError(
             f"label {label!r} is protected: moving it needs the admin token (PROFILES_SERVE_ADMIN_TOKEN)", status=403

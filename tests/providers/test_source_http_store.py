@@ -32,8 +32,9 @@ def filled(store_url):
 
 @pytest.fixture
 def served(filled, tmp_path):
-    """The filled store behind a `profiles serve` on 127.0.0.1."""
-    with serving(settings_for(tmp_path, store_url=filled)) as live:
+    """The filled store behind a `profiles serve` on 127.0.0.1 that keeps no reads, so a change made
+    to the database directly shows at the next request."""
+    with serving(settings_for(tmp_path, store_url=filled, store_cache=0)) as live:
         yield live
 
 

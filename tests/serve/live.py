@@ -60,7 +60,8 @@ def settings_for(root: Path, **values: object) -> ServeSettings:
 @contextlib.contextmanager
 def serving(settings: ServeSettings, **config: object) -> Iterator[Live]:
     """Run a server for `settings` under uvicorn on 127.0.0.1; yield it, stop it afterwards."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, or asyncio leaves Nagle on and keep-alive answers wait for a delayed ACK
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((LOOPBACK, 0))
     port = sock.getsockname()[1]

@@ -170,3 +170,27 @@ def test_concurrent_puts_number_versions_without_gaps(served):
     with ThreadPoolExecutor(8) as pool:
         versions = list(pool.map(lambda index: _put(served, name, f"text {index}")["version"], range(24)))
     assert sorted(versions) == list(range(1, 25))
+
+
+def test_reads_are_kept_for_the_store_cache_and_forgotten_after_a_write(start, sqlite_url):
+    """A change made to the database elsewhere shows once the kept read expires; one made through
+    this server shows at once."""
+    with PromptStore(sqlite_url) as store:
+        store.put("k/name", "Ada", label="production")
+        store.put("k/name", "Grace")
+    params = {"name": "k/name", "label": "production"}
+    with start(store_url=sqlite_url, store_cache=3600) as live, httpx.Client(base_url=live.base) as http:
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 2)  # behind the server's back
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"  # kept
+        moved = http.post("/api/store/label", json={"name": "k/name", "label": "staging", "version": 1}, headers=AUTH)
+        assert moved.status_code == 200
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Grace"  # forgotten at once
+    with start(store_url=sqlite_url, store_cache=0) as live, httpx.Client(base_url=live.base) as http:
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 1)
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 2)
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Grace"
