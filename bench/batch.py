@@ -63,12 +63,14 @@ def run(rows: int, folder: Path) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> None:
+    from profiles.cli.progress import format_rate  # the one format the commands show rates in
+
     sizes = [int(arg) for arg in argv] or [10_000, 100_000]
     print(f"{'rows':>9} {'seconds':>9} {'rows/s':>9} {'peak MiB':>9}")
     with tempfile.TemporaryDirectory() as temp:
         for rows in sizes:
             seconds, peak = run(rows, Path(temp))
-            print(f"{rows:>9,} {seconds:>9.2f} {rows / seconds:>9,.0f} {peak:>9.1f}", flush=True)
+            print(f"{rows:>9,} {seconds:>9.2f} {format_rate(rows / seconds):>9} {peak:>9.1f}", flush=True)
 
 
 if __name__ == "__main__":

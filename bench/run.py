@@ -579,7 +579,9 @@ def row_batch(settings: Settings) -> list[Row]:
             "rows_per_s": rows / run.wall,
         }
     )
-    row.note = f"{run.wall:.1f} s wall, {rows / run.wall:,.0f} rows/s"
+    from profiles.cli.progress import format_rate  # the one format the commands show rates in
+
+    row.note = f"{run.wall:.1f} s wall, {format_rate(rows / run.wall)} rows/s"
     return [row]
 
 

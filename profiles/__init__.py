@@ -17,9 +17,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
 ```
  8  cli/                                   every click command; the only code that draws on a terminal
  7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
- 6  loader explain check batch generate    persona files and folders, explain, check, batch, generate,
-    review report factories/               prompt diffs and snapshots for review; diversity reports;
-                                           personas from datasets, an LLM, or several
+ 6  loader explain validate check         persona files and folders, explain, validate, check,
+    batch generate review report           batch, generate, prompt diffs and snapshots for review;
+    factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
@@ -45,6 +45,7 @@ from .errors import (
     DatasetRowError,
     FactoryError,
     LabelConflictError,
+    OutputError,
     ProfilesError,
     PromptNotFoundError,
     ProtectedLabelError,
@@ -128,6 +129,7 @@ __all__ = [
     "FieldMapping",
     "LLMProfileFactory",
     "LabelConflictError",
+    "OutputError",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",

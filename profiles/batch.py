@@ -6,6 +6,7 @@ Output goes one of two ways:
   Whole lines are appended per chunk, flushed and fsynced; then a sidecar checkpoint
   (`OUT.checkpoint`) records how many rows are done and how long the file is, written through a
   temporary file and `os.replace`, so it is always either the old or the new checkpoint.
+* `OUT` is `-`: JSON lines on standard output, written per chunk; there is nothing to resume.
 * `OUT` a folder: one persona file `<id>.yaml` per row (loadable with `load_profile`), with
   `<id>.prompts.json` beside it when prompts are rendered; each written to a temporary file and
   moved into place with `os.replace`, and synced once per chunk. The checkpoint is
@@ -16,6 +17,11 @@ After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back
 checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
 skips the rows already done and goes on: the result has exactly the lines of an uninterrupted run.
 A checkpoint is refused when the dataset, mapping, base persona, shard or render options changed.
+A run that completes removes its checkpoint: it served only to resume that run.
+
+Output that cannot be written (a full disk, a read-only folder, a path under a file) is an
+`OutputError` naming the file and the system's reason; what the last checkpoint covers stays
+intact, so the same command with `--resume` continues once the output can be written.
 
 `shard=(i, n)` (`--shard i/n`) keeps the rows whose id hashes to `i` modulo `n` (rows without an id
 column go by row number); `n` runs with `0/n … n-1/n` cover every row exactly once.
@@ -23,24 +29,36 @@ column go by row number); `n` runs with `0/n … n-1/n` cover every row exactly 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BatchError, ProfilesError
+from .errors import BatchError, OutputError, ProfilesError
 
 if TYPE_CHECKING:
+    from .config import PersonaModel
+    from .dynconfig import ConfigInfo
     from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
     from .profile import DefaultProfile
 
-__all__ = ["BatchError", "BatchOptions", "BatchReport", "parse_shard", "persona_data", "run_batch"]
+__all__ = [
+    "BatchError",
+    "BatchOptions",
+    "BatchReport",
+    "parse_shard",
+    "persona_data",
+    "row_persona_data",
+    "run_batch",
+]
 
 #: Rows gathered before they are written, flushed, fsynced and checkpointed.
 CHUNK_ROWS = 1000
@@ -51,6 +69,8 @@ CHUNK_SECONDS = 1.0
 #: Issues a report keeps for display; all of them go to the errors file.
 SHOWN_ISSUES = 20
 CHECKPOINT_VERSION = 1
+#: The `out` that means standard output.
+STDOUT = "-"
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,11 @@ class BatchOptions:
     force: bool = False
     on_error: str = "raise"
     format: str | None = None
+    #: The deployment (else `PROFILES_DEPLOYMENT`), language and model every profile is made for,
+    #: as `create_profile(deployment=…, language=…, model=…)`: language and model win over the rows'.
+    deployment: str | None = None
+    language: str | None = None
+    model: str | None = None
     chunk_rows: int = CHUNK_ROWS
     chunk_seconds: float = CHUNK_SECONDS
 
@@ -96,7 +121,10 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
-    """A profile as persona data that `ProfileConfig` accepts again.
+    """A profile as persona data that `ProfileConfig` accepts again: its resolved values.
+
+    `profiles batch` writes `row_persona_data` instead, which keeps what the base persona holds
+    (dynamic fields, template roots, deployments) so the file renders as the batch's profile did.
 
     Set fields, own templates (inline), variables and tools are written; template folders are not,
     since their paths belong to the base persona's folder.
@@ -136,6 +164,126 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     return data
 
 
+def row_persona_data(
+    result: RowResult,
+    base: PersonaModel | None = None,
+    *,
+    language: str | None = None,
+    model: str | None = None,
+    roots: Mapping[Path, str] | None = None,
+) -> dict[str, Any]:
+    """A row's persona as file data: the base persona with the row's values in it, as `ProfileConfig` reads it.
+
+    Loaded again (as a file in the folder `roots` were copied to), it makes the profile the batch
+    made: the row's cells are written as data (braces kept literal with `{% raw %}`), dynamic fields
+    of the base stay dynamic, its templates are written inline, its template roots point at their
+    copies (`roots` maps each root to its copy's relative path; without it they are left out), and
+    its samples, kinds, tools and deployments are kept. A deployment's overlay loses the fields the
+    row sets, since the row's values win over the overlay's as they did in the batch. `language`
+    and `model` are the batch's own, which won over the row's and the base's.
+
+    A secret field is written as its definition (key and provider), never as a value, and without
+    its default, which may itself be the secret; a secret with no key to write is left out.
+    """
+    data = _fields(base, roots) if base is not None else {}
+    for name, value in result.values.items():
+        data[name] = _literal(value)
+    if result.variables:
+        data["variables"] = {**data.get("variables", {}), **result.variables}
+    given = {name: value for name, value in (("language", language), ("model", model)) if value}
+    data.update(given)
+    won = {*result.values, *given}
+    if base is not None and base.deployments:
+        deployments = {}
+        for deployment, overlay in base.deployments.items():
+            entry = {name: value for name, value in _fields(overlay, roots).items() if name not in won}
+            variables = {key: value for key, value in entry.get("variables", {}).items() if key not in result.variables}
+            if variables:
+                entry["variables"] = variables
+            else:
+                entry.pop("variables", None)
+            deployments[deployment] = entry
+        data["deployments"] = deployments
+    return data
+
+
+def _fields(part: Any, roots: Mapping[Path, str] | None) -> dict[str, Any]:
+    """The fields a persona (or one overlay) sets itself, as persona file data."""
+    from .dynconfig import ConfigInfo
+    from .fields import PROFILE_FIELDS
+
+    data: dict[str, Any] = {}
+    for name in type(part).model_fields:
+        if name not in part.model_fields_set or name in ("factory", "deployments"):
+            continue
+        value = getattr(part, name)
+        if name in PROFILE_FIELDS:
+            dumped = _dynamic(value) if isinstance(value, ConfigInfo) else _plain(value)
+            if dumped is not None:
+                data[name] = dumped
+        elif name == "templates":
+            data[name] = {
+                kind: {"store": source.store_key} if source.store_key else {"inline": source.source}
+                for kind, source in value.items()
+            }
+        elif name == "tools":
+            data[name] = [
+                {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}
+                for tool in value
+            ]
+        elif name == "template_roots":
+            if roots is not None and value:
+                data[name] = [roots[root] for root in value]
+        else:
+            data[name] = _plain(value)
+    return data
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _dynamic(info: ConfigInfo) -> dict[str, Any] | None:
+    """A dynamic field as persona file data: the keys that differ from `DynConfig`'s defaults."""
+    from .dynconfig import DEFAULT_SEPARATOR
+
+    if info.secret:
+        if not info.key:
+            return None
+        data: dict[str, Any] = {"key": info.key, "provider": info.provider_name, "secret": True}
+    else:
+        data = {"default": _plain(info.default)} if info.default is not None else {}
+        for name in ("key", "provider", "description", "category"):
+            if getattr(info, name):
+                data[name] = getattr(info, name)
+    if info.is_list:
+        data["is_list"] = True
+        if info.separator != DEFAULT_SEPARATOR:
+            data["separator"] = info.separator
+    return data
+
+
+#: An `endraw` tag, in any of the spellings Jinja accepts.
+_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
+
+
+def _literal(value: Any) -> Any:
+    """A dataset cell as persona file data that renders as the cell: braces kept with `{% raw %}`."""
+    from .rendering.renderer import has_template_syntax
+
+    if isinstance(value, (list, tuple)):
+        return [_literal(item) for item in value]
+    if not isinstance(value, str) or not has_template_syntax(value):
+        return value
+    # an endraw inside the text would end the raw block: print it through an expression instead
+    body = _ENDRAW.sub(lambda match: "{% endraw %}{{ " + repr(match.group(0)) + " }}{% raw %}", value)
+    return "{% raw %}" + body + "{% endraw %}"
+
+
 def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None] | None = None) -> BatchReport:
     """Run one batch; `progress(rows_done, total_rows)` is called as rows go by.
 
@@ -146,6 +294,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
             already written might no longer match), so the fixed dataset is run with `force`.
         ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
     """
+    from .context import Context
     from .factories.dataset import DatasetProfileFactory
 
     if options.on_error not in ("raise", "skip", "collect"):
@@ -153,7 +302,11 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
     factory = DatasetProfileFactory(
         options.source, options.mapping, base=options.base, format=options.format, on_error="skip"
     )
-    sink: _Sink = _JsonlSink(options) if _is_jsonl(options.out) else _FolderSink(options)
+    sink: _Sink
+    if str(options.out) == STDOUT:
+        sink = _StdoutSink(options)
+    else:
+        sink = _JsonlSink(options) if _is_jsonl(options.out) else _FolderSink(options)
     report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
     state = sink.open(_fingerprint(options, factory))
     if state.get("complete"):
@@ -166,17 +319,19 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         return report
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
+    roots = sink.place_roots(factory.base.template_roots if factory.base is not None else ())
+    context = Context(language=options.language, model=options.model, deployment=options.deployment)
     total = factory.estimate_rows() if progress is not None else None
     if progress is not None:
         progress(report.rows_done, total)
     last_commit = time.monotonic()
     try:
-        for result in factory.iter_results(start=report.rows_done, shard=options.shard):
+        for result in factory.iter_results(start=report.rows_done, shard=options.shard, context=context):
             if result.issues:
                 _bad_row(options, sink, report, result)
             else:
                 try:
-                    sink.add(result, _record(result, options, factory))
+                    sink.add(result, _record(result, options, factory, roots))
                     report.written += 1
                 except _RowFailure as failure:
                     _bad_row(options, sink, report, failure.result)
@@ -192,6 +347,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
                 last_commit = time.monotonic()
         report.complete = True
         sink.commit(report)
+        sink.finish()
     finally:
         sink.close()
     if progress is not None:
@@ -207,17 +363,16 @@ class _RowFailure(Exception):
         self.result = result
 
 
-def _record(result: RowResult, options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
+def _record(
+    result: RowResult, options: BatchOptions, factory: DatasetProfileFactory, roots: Mapping[Path, str] | None
+) -> dict[str, Any]:
     from dataclasses import replace
 
     from .factories.dataset import RowIssue
 
     profile: Any = result.profile
-    record: dict[str, Any] = {
-        "id": result.profile_id,
-        "row": result.row,
-        "persona": persona_data(profile, factory.base),
-    }
+    persona = row_persona_data(result, factory.base, language=options.language, model=options.model, roots=roots)
+    record: dict[str, Any] = {"id": result.profile_id, "row": result.row, "persona": persona}
     if options.render:
         try:
             record["prompts"] = {
@@ -260,6 +415,8 @@ def _digest(path: Path | None) -> str | None:
 
 def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
+    from .resolve import choose_deployment
+
     stat = options.source.stat()
     return {
         "source": str(options.source.resolve()),
@@ -270,6 +427,9 @@ def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[
         "shard": list(options.shard) if options.shard else None,
         "render": options.render,
         "question": options.question,
+        "deployment": choose_deployment(options.deployment),
+        "language": options.language,
+        "model": options.model,
     }
 
 
@@ -304,6 +464,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(descriptor)
 
 
+def _make_folder(folder: Path) -> None:
+    """Create `folder` and its parents; a file in the way is `ENOTDIR`, which says what is wrong."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder)) from None
+
+
 class _Sink:
     """Where records go, and the checkpoint that says how far they got."""
 
@@ -317,6 +485,8 @@ class _Sink:
         self._errors: list[bytes] = []
         self._errors_file: Any = None
         self._state: dict[str, Any] = {}
+        #: The state the checkpoint on disk holds; None until one is saved.
+        self._saved: dict[str, Any] | None = None
 
     # checkpoint ---------------------------------------------------------------------------------
     def open(self, fingerprint: dict[str, Any]) -> dict[str, Any]:
@@ -324,14 +494,15 @@ class _Sink:
         state = self._read_checkpoint()
         out, resume, force = self.options.out, self.options.resume, self.options.force
         if state is not None and not resume and not force:
-            raise BatchError(f"{out} holds an earlier batch; pass --resume to continue it or --force to redo it")
+            raise BatchError(self._describe(state))
         if state is None or not resume:
             if not resume and not force and self._has_output():
                 raise BatchError(f"{out} already exists; pass --force to overwrite it, or another --out")
             if resume and self._has_output():
                 raise BatchError(
-                    f"{out} exists but has no checkpoint ({self.checkpoint_path.name}), so it is not known "
-                    "which rows it holds; pass --force (without --resume) to start over"
+                    f"{out} exists but has no checkpoint ({self.checkpoint_path.name}): a batch that finishes "
+                    "removes its own, and without one it is not known which rows the output holds; pass "
+                    "--force (without --resume) to make it again"
                 )
             state = {
                 "version": CHECKPOINT_VERSION,
@@ -355,10 +526,11 @@ class _Sink:
                     f"cannot resume {out}: the {what} changed since it was written, so the rows already "
                     "written may not match; pass --force to start over"
                 )
+            self._saved = dict(state)
         self._state = state
         if not state["complete"]:
+            self._prepare(state)  # the output first: a failure there names what the user named
             self._errors_file = self._open_truncated(self.errors_path, state["errors_bytes"])
-            self._prepare(state)
             self._save_checkpoint()
         return dict(state)
 
@@ -366,9 +538,10 @@ class _Sink:
         """Make everything added so far durable, then move the checkpoint past it."""
         self._flush()
         if self._errors:
-            self._errors_file.write(b"".join(self._errors))
-            self._errors_file.flush()
-            os.fsync(self._errors_file.fileno())
+            with self._writing(self.errors_path):
+                self._errors_file.write(b"".join(self._errors))
+                self._errors_file.flush()
+                os.fsync(self._errors_file.fileno())
             self._errors = []
         self._state.update(
             rows_done=report.rows_done,
@@ -380,6 +553,12 @@ class _Sink:
         self._save_checkpoint()
         self.pending = self.pending_bytes = 0
 
+    def finish(self) -> None:
+        """The batch is complete and durable: its checkpoint served only to resume it, so it goes."""
+        with self._writing(self.checkpoint_path):
+            self.checkpoint_path.unlink(missing_ok=True)
+        _fsync_dir(self.checkpoint_path.parent)
+
     def add_issues(self, issues: tuple[RowIssue, ...]) -> None:
         for issue in issues:
             self._errors.append(json.dumps(issue.as_dict(), ensure_ascii=False).encode("utf-8") + b"\n")
@@ -387,14 +566,82 @@ class _Sink:
 
     def close(self) -> None:
         if self._errors_file is not None:
-            self._errors_file.close()
-            if self._errors_file.name and os.path.getsize(self._errors_file.name) == 0:
-                os.unlink(self._errors_file.name)
+            with self._writing(self.errors_path):
+                self._errors_file.close()
+                if self._errors_file.name and os.path.getsize(self._errors_file.name) == 0:
+                    os.unlink(self._errors_file.name)
+
+    #: Where a persona's template roots are copied, relative to the folder its file is in; None:
+    #: nowhere (standard output), and the written personas leave their roots out.
+    roots_folder: Path | None = None
+
+    def place_roots(self, roots: tuple[Path, ...]) -> dict[Path, str] | None:
+        """Copy each template root next to the output, so written personas render as the batch's did.
+
+        Returns each root's copy as a path relative to the written personas' folder. Only regular
+        files are copied: a symlink could lead out of its root, which the renderer would refuse.
+        """
+        if self.roots_folder is None:
+            return None
+        placed: dict[Path, str] = {}
+        used: set[str] = set()
+        home = self.roots_folder.parent
+        for root in roots:
+            name, number = root.name or "templates", 1
+            while name in used:  # two roots of the same name, from different folders
+                number += 1
+                name = f"{root.name}-{number}"
+            used.add(name)
+            target = self.roots_folder / name
+            for file in sorted(root.rglob("*")):
+                if file.is_symlink() or not file.is_file():
+                    continue
+                copy = target / file.relative_to(root)
+                with self._writing(copy):
+                    _make_folder(copy.parent)
+                    _fsync_write(copy, file.read_bytes(), sync=False)
+            placed[root] = target.relative_to(home).as_posix()
+        return placed
+
+    def _describe(self, state: dict[str, Any]) -> str:
+        """What an earlier batch's checkpoint says is there, for a run given neither --resume nor --force."""
+        out = self.options.out
+        rows, written = state.get("rows_done", 0), state.get("written", 0)
+        there = "" if self._has_output() or not written else f"; {out} itself is gone"
+        if state.get("complete"):
+            return (
+                f"{self.checkpoint_path} records a finished batch of {rows} row(s) and {written} persona(s) in "
+                f"{out}{there}; pass --resume to keep it as it is, or --force to make it again"
+            )
+        return (
+            f"{self.checkpoint_path} records an unfinished batch that stopped after row {rows}, with "
+            f"{written} persona(s) written to {out}{there}; pass --resume to continue it, or --force to start over"
+        )
+
+    def _kept(self) -> str:
+        """What survives a failed write: the rows the last checkpoint on disk covers."""
+        saved = self._saved
+        if saved is None:
+            return "Nothing was written; fix that and run the same command again"
+        if not saved.get("rows_done"):
+            return "No persona was written yet; fix that and run the same command with --resume"
+        return (
+            f"The {saved.get('written', 0)} persona(s) of the first {saved['rows_done']} row(s) are kept "
+            f"({self.checkpoint_path.name}); fix that and run the same command with --resume to continue"
+        )
+
+    @contextmanager
+    def _writing(self, path: Path | str) -> Iterator[None]:
+        """Turn a failed write into an `OutputError` naming `path` and what earlier output survives."""
+        try:
+            yield
+        except OSError as exc:
+            raise OutputError(str(path), exc, kept=self._kept()) from None
 
     def _read_checkpoint(self) -> dict[str, Any] | None:
         try:
             return json.loads(self.checkpoint_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError) as exc:
             raise BatchError(
@@ -402,17 +649,20 @@ class _Sink:
             ) from None
 
     def _save_checkpoint(self) -> None:
-        _fsync_write(self.checkpoint_path, json.dumps(self._state, indent=1).encode("utf-8"))
+        with self._writing(self.checkpoint_path):
+            _fsync_write(self.checkpoint_path, json.dumps(self._state, indent=1).encode("utf-8"))
         _fsync_dir(self.checkpoint_path.parent)
+        self._saved = dict(self._state)
 
-    @staticmethod
-    def _open_truncated(path: Path, length: int) -> Any:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        file = open(path, "ab")  # noqa: SIM115 - kept open for the whole run
+    def _open_truncated(self, path: Path, length: int) -> Any:
+        with self._writing(path):
+            _make_folder(path.parent)
+            file = open(path, "ab")  # noqa: SIM115 - kept open for the whole run
         if file.tell() < length:
             file.close()
             raise BatchError(f"{path} is shorter than its checkpoint says; it was changed by hand, pass --force")
-        file.truncate(length)
+        with self._writing(path):
+            file.truncate(length)
         return file
 
     # per format -----------------------------------------------------------------------------------
@@ -438,6 +688,7 @@ class _JsonlSink(_Sink):
         out = options.out
         self.checkpoint_path = out.with_name(out.name + ".checkpoint")
         self.errors_path = out.with_name(out.stem + ".errors.jsonl")
+        self.roots_folder = out.with_name(out.stem + "_templates")
         self._lines: list[bytes] = []
         self._file: Any = None
 
@@ -447,7 +698,8 @@ class _JsonlSink(_Sink):
     def _start_fresh(self) -> None:
         for path in (self.options.out, self.errors_path):
             if path.exists():
-                path.unlink()
+                with self._writing(path):
+                    path.unlink()
 
     def _prepare(self, state: dict[str, Any]) -> None:
         # everything past the checkpoint is a torn line or rows that will be made again
@@ -463,17 +715,73 @@ class _JsonlSink(_Sink):
 
     def _flush(self) -> None:
         if self._lines:
-            self._file.write(b"".join(self._lines))
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            with self._writing(self.options.out):
+                self._file.write(b"".join(self._lines))
+                self._file.flush()
+                os.fsync(self._file.fileno())
             self._lines = []
         if self._file is not None:
             self._state["out_bytes"] = self._file.tell()
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                pass  # a write that failed already said why; the checkpoint says what is kept
         super().close()
+
+
+class _StdoutSink(_Sink):
+    """JSON lines on standard output, a chunk at a time. There is no checkpoint: printed lines stay printed."""
+
+    def __init__(self, options: BatchOptions) -> None:
+        super().__init__(options)
+        self.checkpoint_path = self.errors_path = Path(STDOUT)  # neither is written
+        self._lines: list[bytes] = []
+
+    def open(self, fingerprint: dict[str, Any]) -> dict[str, Any]:
+        if self.options.resume:
+            raise BatchError("--out - prints to standard output, which cannot be resumed; name a .jsonl file")
+        if self.options.on_error == "collect":
+            raise BatchError(
+                "--on-error collect saves the bad rows beside the output file; with --out - use --on-error skip, "
+                "or name a .jsonl file"
+            )
+        self._state = {"rows_done": 0, "written": 0, "failed": 0, "complete": False}
+        return dict(self._state)
+
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+        self._lines.append(line)
+        self.pending += 1
+        self.pending_bytes += len(line)
+
+    def commit(self, report: BatchReport) -> None:
+        import sys
+
+        if self._lines:
+            stream = sys.stdout
+            with self._writing("standard output"):
+                stream.flush()  # text printed before goes first
+                buffer = getattr(stream, "buffer", None)
+                if buffer is not None:
+                    buffer.write(b"".join(self._lines))
+                    buffer.flush()
+                else:
+                    stream.write(b"".join(self._lines).decode("utf-8"))
+                    stream.flush()
+            self._lines = []
+        self.pending = self.pending_bytes = 0
+
+    def finish(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def _kept(self) -> str:
+        return ""
 
 
 #: Characters kept in a persona file name; anything else becomes `_`.
@@ -492,6 +800,7 @@ class _FolderSink(_Sink):
         suffix = f"-{options.shard[0]}of{options.shard[1]}" if options.shard else ""
         self.checkpoint_path = options.out / f".checkpoint{suffix}.json"
         self.errors_path = options.out / f"errors{suffix}.jsonl"
+        self.roots_folder = options.out / "_templates"
 
     def _has_output(self) -> bool:
         if self.options.shard:  # the other shards' files are expected
@@ -501,12 +810,14 @@ class _FolderSink(_Sink):
     def _start_fresh(self) -> None:
         if self.options.out.exists() and not self.options.out.is_dir():
             raise BatchError(f"--out {self.options.out} is a file; name a folder, or a .jsonl file")
-        self.options.out.mkdir(parents=True, exist_ok=True)
-        if self.errors_path.exists():
-            self.errors_path.unlink()
+        with self._writing(self.options.out):
+            _make_folder(self.options.out)
+            if self.errors_path.exists():
+                self.errors_path.unlink()
 
     def _prepare(self, state: dict[str, Any]) -> None:
-        self.options.out.mkdir(parents=True, exist_ok=True)
+        with self._writing(self.options.out):
+            _make_folder(self.options.out)
         if not self.options.shard:  # temporary files a killed run left; a shard's may be live
             for temp in self.options.out.glob(".*.tmp"):
                 temp.unlink(missing_ok=True)
@@ -520,10 +831,12 @@ class _FolderSink(_Sink):
         self._check_unique(target, marker, result)
         header = f"{marker}: id {result.profile_id!r} from {self.options.source.name}\n"
         body = yaml.safe_dump(record["persona"], allow_unicode=True, sort_keys=False, width=100)
-        _fsync_write(target, (header + body).encode("utf-8"), sync=False)
+        with self._writing(target):
+            _fsync_write(target, (header + body).encode("utf-8"), sync=False)
         if "prompts" in record:
             prompts = json.dumps(record["prompts"], ensure_ascii=False, indent=2) + "\n"
-            _fsync_write(self.options.out / f"{stem}.prompts.json", prompts.encode("utf-8"), sync=False)
+            with self._writing(target.with_name(f"{stem}.prompts.json")):
+                _fsync_write(target.with_name(f"{stem}.prompts.json"), prompts.encode("utf-8"), sync=False)
         self.pending += 1
 
     def _check_unique(self, target: Path, marker: str, result: RowResult) -> None:
@@ -552,4 +865,5 @@ class _FolderSink(_Sink):
     def _flush(self) -> None:
         # one sync for the chunk's files instead of one fsync per file, before the checkpoint moves
         if self.pending and hasattr(os, "sync"):
-            os.sync()
+            with self._writing(self.options.out):
+                os.sync()

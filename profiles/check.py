@@ -14,8 +14,9 @@ samples:
   user: {question: Plan a trip}  # the user prompt only
 ```
 
-The kinds rendered are `system`, `user`, `write_memory`, the persona's own kinds, and `react`
-when the persona has tools.
+The kinds rendered are every kind the persona can render: `system`, `user`, `write_memory`, the
+kinds of its template roots (`prompts/default/en/handoff.j2` is the `handoff` kind) and of
+`PROFILES_TEMPLATE_PATH`, its own kinds under `templates:`, and `react` when it has tools.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError
+from .errors import ConfigIssue, ProfilesError, SecretError, closest
+from .validate import kind_inputs
 
 __all__ = ["CheckReport", "check_paths", "kind_samples", "prompt_kinds"]
 
@@ -43,31 +45,31 @@ class CheckReport:
 
 
 def check_paths(paths: Iterable[str | Path]) -> CheckReport:
-    """Load and render every persona in `paths` (files, or folders of `*.yaml`/`*.yml`).
+    """Load and render every persona in `paths`: files, or folders walked with their subfolders.
 
-    Never raises for a problem in a persona: every problem is an issue of the report.
+    Folders are walked as `loader.load_persona_files` says, leaving out dataset mappings, family
+    rules and parents (checked through each child). Never raises for a problem in a persona: every
+    problem is an issue of the report.
     """
-    from .loader import iter_persona_files, load_profiles
+    from .loader import load_persona_files
 
     report = CheckReport()
-    files = list(iter_persona_files([Path(path) for path in paths]))
+    try:
+        files = load_persona_files([Path(path) for path in paths])
+    except ProfilesError as exc:
+        report.issues.append(ConfigIssue(exc.message))
+        return report
     if not files:
         report.issues.append(ConfigIssue("no persona files (*.yaml, *.yml) found; name a file or a folder"))
-    for file in files:
-        try:
-            configs = load_profiles(file)
-        except ConfigError as exc:
-            report.issues.extend(exc.issues)
-            continue
-        except ProfilesError as exc:
-            report.issues.append(ConfigIssue(exc.message, file=str(file)))
-            continue
-        for config in configs.values():
+    for loaded in files:
+        report.issues.extend(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
             before = len(report.issues)
-            _check_config(config, str(file), report.issues)
+            _check_config(config, str(loaded.path), report.issues)
             if len(report.issues) == before:
-                report.checked.append(str(file))
+                report.checked.append(loaded.label(index))
     return report
+
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
@@ -83,9 +85,10 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     kinds = prompt_kinds(config, profile)
     samples, per_kind = _split_samples(config, kinds)
     used_anywhere: set[str] = set()
+    latent = _latent_secrets(config)
     for kind in kinds:
         given = {**samples, **per_kind.get(kind, {})}
-        used = _check_kind(profile, kind, given, issue)
+        used = _check_kind(profile, kind, given, issue, latent)
         used_anywhere |= used
         for name in sorted(set(per_kind.get(kind, {})) - used):
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
@@ -94,14 +97,22 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
 
 
 def prompt_kinds(config: Any, profile: Any) -> list[str]:
-    """The prompt kinds `check` renders for a persona: the built-in ones, the persona's own, and
-    `react` when it has tools. Snapshots and `profiles diff` render the same ones."""
+    """The prompt kinds `check` renders for a persona: every kind it can render.
+
+    The built-in ones, the kinds of its template roots and of `PROFILES_TEMPLATE_PATH`, its own
+    (`templates:`), and `react` when it has tools, without which react refuses to render.
+    Snapshots and `profiles diff` render the same ones.
+    """
     from .rendering.templates import PROMPT_KINDS
 
-    kinds = [*PROMPT_KINDS, *sorted(kind for kind in profile.templates if kind not in PROMPT_KINDS)]
-    if profile.tools and "react" not in kinds:
-        kinds.append("react")
-    return kinds
+    known = getattr(profile, "known_kinds", None)
+    others = set(known() if known is not None else ()) | set(profile.templates)
+    others -= set(PROMPT_KINDS)
+    if profile.tools:
+        others.add("react")
+    elif "react" not in profile.templates:
+        others.discard("react")
+    return [*PROMPT_KINDS, *sorted(others)]
 
 
 def _split_samples(config: Any, kinds: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,7 +129,32 @@ def kind_samples(config: Any, kinds: list[str]) -> dict[str, dict[str, Any]]:
     return {kind: {**samples, **per_kind.get(kind, {})} for kind in kinds}
 
 
-def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) -> set[str]:
+def _latent_secrets(config: Any) -> dict[str, str]:
+    """Fields that hold a secret whenever their key is set, whether or not it is set here, and why.
+
+    A field marked `secret: true`, or read by the `env` provider from a key that looks like a
+    credential (`API_KEY`): CI rarely has the production variables, so a prompt that would refuse
+    such a field in production must fail the check already.
+    """
+    from .dynconfig import ConfigInfo
+    from .fields import PROFILE_FIELDS
+    from .secrets import looks_like_credential
+
+    found = {}
+    for name in PROFILE_FIELDS:
+        info = getattr(config, name)
+        if not isinstance(info, ConfigInfo) or name in config.allow_secrets:
+            continue
+        if info.secret:
+            found[name] = "is marked secret: true"
+        elif info.key and info.provider_name == "env" and looks_like_credential(info.key):
+            found[name] = f"is read from env key {info.key!r}, whose name is a credential's"
+    return found
+
+
+def _check_kind(
+    profile: Any, kind: str, samples: dict[str, Any], issue: Any, latent: dict[str, str] | None = None
+) -> set[str]:
     """Render one kind; report missing variables, secrets and errors. Returns the variables it uses."""
     own = ("templates",) if kind in profile.templates else ()  # its own template: point at `templates:`
     try:
@@ -138,9 +174,11 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
                 continue
             line = template.line_of(name)
             where = template.label + (f" line {line}" if line and not path else "")
+            close = closest(name, {*profile.values, *profile.bound, *samples, *kind_inputs(kind)})
+            hint = f"did you mean {close!r}? Else " if close else ""
             issue(
                 f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
-                f"add it under 'samples:' (or 'variables:' for a default)",
+                f"{hint}add it under 'samples:' (or 'variables:' for a default)",
                 *(path or own),
             )
             placeholders[name] = f"<{name}>"
@@ -153,6 +191,18 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
             name,
         )
         placeholders[name] = "***"
+    reads = set(plan.compiled.declared)
+    for _, templates in plan.fields:
+        for template in templates if isinstance(templates, tuple) else (templates,):
+            reads |= set(getattr(template, "declared", ()))
+    for name, why in sorted((latent or {}).items()):
+        if name in reads and name not in plan.secret and name not in samples:
+            issue(
+                f"{kind} prompt: template {plan.compiled.name!r} uses field {name!r}, which {why}: whenever it is "
+                "set, its value is a secret and rendering refuses it; list the field under allow_secrets if it may "
+                "reach the model, or read it from a key that is not a credential's",
+                name,
+            )
     try:
         profile.format_prompt(kind, **{**placeholders, **samples})
     except SecretError as exc:
@@ -163,11 +213,4 @@ def _check_kind(profile: Any, kind: str, samples: dict[str, Any], issue: Any) ->
 
 
 def _unknown(profile: Any, kind: str, name: str) -> bool:
-    from .rendering.templates import PROMPT_INPUTS
-
-    return not (
-        name in profile.values
-        or name in profile.bound
-        or name in PROMPT_INPUTS.get(kind, {})
-        or name in ("tools", "tool_names", "resources")
-    )
+    return not (name in profile.values or name in profile.bound or name in kind_inputs(kind))

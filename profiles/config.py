@@ -9,6 +9,7 @@ applying overlays and rendering happen in the layers above (`resolve`, `deployme
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from .errors import ConfigError, ConfigIssue
+from .errors import ConfigError, ConfigIssue, edit_distance
 from .fields import (
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
@@ -33,37 +34,89 @@ from .fields import (
 )
 from .providers.env import DEPLOYMENT_PATTERN
 
-__all__ = ["DeploymentOverlay", "PersonaModel", "config_error_from", "known_field_names"]
+__all__ = [
+    "BUILTIN_KINDS",
+    "PYTHON_ONLY_FIELDS",
+    "DeploymentOverlay",
+    "PersonaModel",
+    "config_error_from",
+    "kind_typos",
+    "known_field_names",
+]
+
+#: What a prompt kind's name may look like: it names a template file, `<kind>.j2`.
+_KIND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+#: Kinds every profile can render; a new kind one edit away from one of them is taken for a typo.
+BUILTIN_KINDS = ("system", "user", "write_memory", "react")
+
+#: Fields only Python can set: YAML has no way to write them.
+PYTHON_ONLY_FIELDS = ("factory",)
 
 #: Set while validating a parent persona, which need not have a name and role of its own.
 _PARTIAL: ContextVar[bool] = ContextVar("profiles_partial", default=False)
 
 
 class _PersonaFields(BaseModel):
-    """The fields a persona and each of its deployment overlays may set, with their validation."""
+    """The fields a persona and each of its deployment overlays may set, with their validation.
+
+    Each field's description says what it holds; the README's field table and the JSON Schema are
+    made from them, so a new field needs only its description to be documented.
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
-    name: Text = None
-    role: Text = None
-    goal: Text = None
-    desc: Text = None
-    constraints: TextList = None
-    expand_prompt: Text = None
-    examples: Text = None
-    retry_goal: Text = None
-    retry_constraints: TextList = None
-    language: Text = None
-    model: Text = None
-    avatar: Text = None
-    templates: dict[str, TemplateSource] = Field(default_factory=dict)
-    variables: dict[str, Any] = Field(default_factory=dict)
-    #: Sample values `profiles check` renders with: variable → value, or prompt kind → {variable: value}.
-    samples: dict[str, Any] = Field(default_factory=dict)
-    tools: Tools = ()
-    requires_resources: bool = False
-    template_roots: TemplateRoots = ()
-    allow_secrets: tuple[str, ...] = ()
+    name: Text = Field(
+        None, description="The agent's name, e.g. Aristotle; required unless a parent or factory gives it."
+    )
+    role: Text = Field(None, description="What the agent is, e.g. Summarizer; required like `name`.")
+    goal: Text = Field(None, description="What the agent aims at.")
+    desc: Text = Field(None, description="A longer description of the agent.")
+    constraints: TextList = Field(None, description="Rules the agent keeps; rendered as a numbered list.")
+    expand_prompt: Text = Field(
+        None, description="Extra instructions; may use template variables such as {{ agents }}."
+    )
+    examples: Text = Field(None, description="Examples of good answers.")
+    retry_goal: Text = Field(None, description="The goal used when retrying after a failed answer.")
+    retry_constraints: TextList = Field(None, description="The constraints used when retrying.")
+    language: Text = Field(
+        None, description="The answer language and template locale, e.g. en, zh, zh-TW; none means English."
+    )
+    model: Text = Field(None, description="The model the prompts are for; picks model-specific templates.")
+    avatar: Text = Field(None, description="An avatar URL or name for user interfaces.")
+    templates: dict[str, TemplateSource] = Field(
+        default_factory=dict,
+        description="A prompt kind's own template: {file: path relative to this file}, {inline: text}, or "
+        "{store: prompt name}, read from the prompt store when the profile is created.",
+    )
+    variables: dict[str, Any] = Field(default_factory=dict, description="Default values of template variables.")
+    samples: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Sample values `profiles check` renders every prompt with: variable name to value; a key "
+        "naming a prompt kind (system, user, write_memory, react, or a kind of this persona) with a mapping as "
+        "its value holds samples for that kind only, which win over the shared ones.",
+    )
+    tools: Tools = Field(
+        (),
+        description="Tools the react prompt offers: each a name, what it does, and the JSON Schema of its "
+        "arguments.",
+    )
+    requires_resources: bool = Field(
+        False, description="Refuse to render the system prompt without resources that have content."
+    )
+    template_roots: TemplateRoots = Field(
+        (),
+        description="Folders, relative to this file and inside its folder, holding `<family>/<locale>/<kind>.j2` "
+        "templates and an optional `families.yaml`; searched before the bundled templates.",
+    )
+    kinds: tuple[str, ...] = Field(
+        (),
+        description="Prompt kinds this persona adds, e.g. [handoff]. A kind one letter away from system, user, "
+        "write_memory or react is taken for a typo unless it is listed here or found in a template root.",
+    )
+    allow_secrets: tuple[str, ...] = Field(
+        (), description="Secret fields (secret: true, or read from a credential-like key) that may reach a prompt."
+    )
 
     @field_validator("templates", mode="before")
     @classmethod
@@ -93,6 +146,26 @@ class _PersonaFields(BaseModel):
                 raise PydanticCustomError("samples_type", "samples for {kind} must map variable names to values",
                                           {"kind": key})
         return value
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _check_kinds(cls, value: Any) -> Any:
+        if value is None:
+            return ()
+        if isinstance(value, str) or not isinstance(value, (list, tuple)):
+            raise PydanticCustomError(
+                "kinds_type",
+                "expected a list of prompt kind names, e.g. [handoff]; got {kind}",
+                {"kind": type_name(value)},
+            )
+        bad = [item for item in value if not isinstance(item, str) or not _KIND_NAME.fullmatch(item)]
+        if bad:
+            raise PydanticCustomError(
+                "kinds_name",
+                "kind {name} is not a name a template file can have; use letters, digits, '_' and '-', e.g. handoff",
+                {"name": repr(bad[0])},
+            )
+        return tuple(value)
 
     @field_validator("allow_secrets", mode="before")
     @classmethod
@@ -155,7 +228,11 @@ class PersonaModel(_PersonaFields):
     plan's draws, say) and never reaches a prompt.
     """
 
-    deployments: dict[DeploymentName, DeploymentOverlay] = Field(default_factory=dict)
+    deployments: dict[DeploymentName, DeploymentOverlay] = Field(
+        default_factory=dict,
+        description="Per deployment (dev, staging, prod, a customer), the fields it changes; an empty entry "
+        "keeps the base persona.",
+    )
     metadata: Metadata = Field(
         default_factory=dict,
         description=(
@@ -165,7 +242,9 @@ class PersonaModel(_PersonaFields):
             "drawn for the persona under `metadata.plan`."
         ),
     )
-    factory: Any = None
+    factory: Any = Field(
+        None, description="A ProfileFactory (or callable) whose non-None profile wins over the fields; Python only."
+    )
 
     _base_dir: Path | None = PrivateAttr(default=None)
     _source_file: str | None = PrivateAttr(default=None)
@@ -190,6 +269,10 @@ class PersonaModel(_PersonaFields):
             raise config_error_from(exc, missing=missing) from None
         if missing:
             raise ConfigError([_missing_issue(field) for field in missing])
+        if not _PARTIAL.get():
+            typos = kind_typos(self)
+            if typos:
+                raise ConfigError(typos)
 
     @classmethod
     def from_data(
@@ -269,6 +352,48 @@ class PersonaModel(_PersonaFields):
                 yield name, value
 
 
+def kind_typos(config: PersonaModel) -> list[ConfigIssue]:
+    """A `templates:` kind one edit away from a built-in kind, neither declared under `kinds:` nor in a root.
+
+    `templates: {sytem: …}` would otherwise be taken for a new kind, and the system prompt would
+    silently keep the default template.
+    """
+    places: list[tuple[tuple[str, ...], dict[str, Any], tuple[str, ...], tuple[Any, ...]]] = [
+        ((), dict(config.templates), config.kinds, config.template_roots)
+    ]
+    for deployment, overlay in config.deployments.items():
+        if overlay.templates:
+            kinds = (*config.kinds, *overlay.kinds)
+            roots = (*config.template_roots, *overlay.template_roots)
+            places.append((("deployments", deployment), dict(overlay.templates), kinds, roots))
+    issues = []
+    for prefix, templates, declared, roots in places:
+        for kind in templates:
+            if kind in BUILTIN_KINDS or kind in declared:
+                continue
+            near = [builtin for builtin in BUILTIN_KINDS if edit_distance(kind, builtin, limit=1) <= 1]
+            if not near or kind in _root_kinds(roots):
+                continue
+            issues.append(
+                ConfigIssue(
+                    f"prompt kind {kind!r} is one letter away from the built-in {near[0]!r}; did you mean "
+                    f"{near[0]!r}? If {kind!r} is a kind of its own, list it under 'kinds: [{kind}]'",
+                    ".".join((*prefix, "templates", kind)),
+                    loc=(*prefix, "templates", kind),
+                    code="kind_typo",
+                )
+            )
+    return issues
+
+
+def _root_kinds(roots: tuple[Any, ...]) -> frozenset[str]:
+    if not roots:
+        return frozenset()
+    from .rendering.renderer import get_renderer
+
+    return get_renderer(roots).kinds
+
+
 def _missing_issue(field: str) -> ConfigIssue:
     return ConfigIssue(
         "is required (or give the persona a factory that supplies it)", field, loc=(field,), code="identity_missing"
@@ -313,6 +438,6 @@ def _unknown_field_message(name: str) -> str:
 
 
 def known_field_names() -> list[str]:
-    """Every field a persona file may set, for did-you-mean hints."""
-    return [*PROFILE_FIELDS, "templates", "variables", "samples", "factory", "tools", "requires_resources",
-            "template_roots", "allow_secrets", "deployments", "metadata", "extends"]
+    """Every field a persona file may set, for did-you-mean hints: the model's fields and `extends`."""
+    names = [name for name in PersonaModel.model_fields if name not in PYTHON_ONLY_FIELDS]
+    return [*PROFILE_FIELDS, *(name for name in names if name not in PROFILE_FIELDS), "extends"]

@@ -13,6 +13,7 @@ from typing import Any
 from .context import Context, Resolved
 from .errors import ConfigError, ResolutionError
 from .providers import get_provider
+from .providers.env import check_env_key
 
 __all__ = ["DEFAULT_SEPARATOR", "DYNAMIC_KEYS", "ConfigInfo", "DynConfig"]
 
@@ -120,7 +121,8 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
         secret: mask the value everywhere and refuse to render it unless allowed.
 
     Raises:
-        ConfigError: when there is neither a default nor a key, or an option has the wrong type.
+        ConfigError: when there is neither a default nor a key, an option has the wrong type, or
+            an env key could not name an environment variable (a path separator, `..`, a space).
     """
     if default is None and not key:
         raise ConfigError("a dynamic field needs a default, a key, or both")
@@ -140,4 +142,12 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
         raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")
     if provider is not None:
         get_provider(provider)  # an unknown name fails here, when the field is defined
-    return ConfigInfo(default, key, provider, is_list, separator, secret, description, category)
+    info = ConfigInfo(default, key, provider, is_list, separator, secret, description, category)
+    if key is not None and info.provider_name == "env":
+        why = check_env_key(key)
+        if why is not None:
+            store = " (a prompt store key such as summarizer/name needs provider: store)" if "/" in key else ""
+            raise ConfigError(
+                f"env key {key!r} {why}; an environment variable's name is letters, digits and '_'{store}"
+            )
+    return info

@@ -21,6 +21,7 @@ ProfilesError
       EmptyReplyError        the model answered nothing
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
+  OutputError            output could not be written (the file or standard output, and why)
   ServeError             the server cannot start as asked, or refuses a request (its HTTP status)
 ```
 
@@ -29,6 +30,8 @@ Messages say what went wrong, where, and how to fix it. They never carry a secre
 
 from __future__ import annotations
 
+import errno as _errno
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any
@@ -40,6 +43,7 @@ __all__ = [
     "DatasetRowError",
     "FactoryError",
     "LabelConflictError",
+    "OutputError",
     "ProfilesError",
     "PromptNotFoundError",
     "ProtectedLabelError",
@@ -94,6 +98,9 @@ class ConfigIssue:
     loc: tuple[Any, ...] = _field(default=(), compare=False, repr=False)
     #: A short code for the kind of problem, e.g. `extra_forbidden` or `duplicate_key`.
     code: str = _field(default="", compare=False, repr=False)
+    #: For a problem in a parent persona: the files that extend it, each chain written
+    #: `child.yaml → middle.yaml`, so the message says which personas it breaks.
+    via: tuple[str, ...] = _field(default=(), compare=False, repr=False)
 
     def __str__(self) -> str:
         where = ""
@@ -105,7 +112,8 @@ class ConfigIssue:
                     where += f":{self.column}"
             where += ": "
         field = f"field '{self.field}': " if self.field else ""
-        return f"{where}{field}{self.message}"
+        via = f" (extended by {' and '.join(self.via)})" if self.via else ""
+        return f"{where}{field}{self.message}{via}"
 
 
 class ConfigError(ProfilesError, ValueError):
@@ -251,3 +259,86 @@ class DatasetRowError(FactoryError):
 
 class BatchError(FactoryError):
     """Raised when a batch cannot start or continue: a bad option, output or checkpoint."""
+
+
+#: What to do about the usual reasons a write fails, by errno.
+_WRITE_HINTS = {
+    _errno.ENOSPC: "free some space, or write somewhere else",
+    _errno.EDQUOT: "free some space, or write somewhere else",
+    _errno.EFBIG: "the file is over a size limit; write somewhere else, or lift the limit",
+    _errno.EACCES: "choose a place you may write to, or change its permissions",
+    _errno.EPERM: "choose a place you may write to, or change its permissions",
+    _errno.EROFS: "that file system is read-only; write somewhere else",
+    _errno.ENOENT: "check the path: its folder must exist and take new files",
+    _errno.ENOTDIR: "a part of the path is a file, not a folder; fix the path",
+    _errno.EISDIR: "that is a folder; name a file",
+    _errno.EPIPE: "the reader went away",
+}
+
+
+def os_reason(error: OSError) -> str:
+    """The system's reason for an `OSError`, e.g. `no space left on device (ENOSPC)`."""
+    text = error.strerror or str(error) or type(error).__name__
+    text = text[:1].lower() + text[1:]
+    code = _errno.errorcode.get(error.errno) if error.errno is not None else None
+    return f"{text} ({code})" if code else text
+
+
+class OutputError(ProfilesError):
+    """Raised when output cannot be written: which file (or standard output), why, and what is kept.
+
+    `target` names what was being written; `kept` says what earlier output survived, e.g. the rows
+    a batch had already checkpointed.
+    """
+
+    def __init__(self, target: str, cause: OSError, kept: str = "") -> None:
+        self.target = target
+        self.cause = cause
+        hint = _WRITE_HINTS.get(cause.errno or 0, "check the path and that it may be written")
+        text = f"cannot write {target}: {os_reason(cause)}; {hint}"
+        super().__init__(text + (f". {kept}" if kept else ""))
+
+
+# -- for "did you mean" hints in messages (not part of the package's API) ---------------------------
+
+
+def edit_distance(first: str, second: str, *, limit: int = 3) -> int:
+    """Letters inserted, deleted, replaced or swapped with a neighbour to turn one name into the other.
+
+    The optimal-string-alignment distance: `sytem` → `system` is 1 (one letter missing), `nmae` →
+    `name` is 1 (two letters swapped). Counting stops past `limit`, which is returned then.
+    """
+    if abs(len(first) - len(second)) > limit:
+        return limit + 1
+    previous: list[int] | None = None
+    row = list(range(len(second) + 1))
+    for i, a in enumerate(first, start=1):
+        current = [i] + [0] * len(second)
+        for j, b in enumerate(second, start=1):
+            cost = a != b
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + cost)
+            if previous is not None and i > 1 and j > 1 and a == second[j - 2] and first[i - 2] == b:
+                current[j] = min(current[j], previous[j - 2] + 1)
+        previous, row = row, current
+        if min(row) > limit:
+            return limit + 1
+    return min(row[-1], limit + 1)
+
+
+def closest(name: str, known: Iterable[str], *, most: int | None = None) -> str | None:
+    """The known name `name` is most likely a typo of, for a "did you mean" hint; None when none is close.
+
+    Close is at most `most` edits (see `edit_distance`): by default one for names of up to four
+    letters and two for longer ones, so `nmae` finds `name` and `agnets` finds `agents`, while
+    `task` finds nothing in `name, role, goal`.
+    """
+    if most is None:
+        most = 1 if len(name) <= 4 else 2
+    best: tuple[int, str] | None = None
+    for candidate in known:
+        if candidate == name:
+            continue
+        distance = edit_distance(name, candidate, limit=most)
+        if distance <= most and (best is None or distance < best[0]):
+            best = (distance, candidate)
+    return best[1] if best else None

@@ -37,6 +37,7 @@ __all__ = [
     "TemplateRoots",
     "Tools",
     "base_dir_var",
+    "confine_root_var",
     "template_sources",
     "type_name",
 ]
@@ -158,16 +159,23 @@ def _fail(code: str, message: str) -> PydanticCustomError:
 
 
 def _confined(base_dir: Path, relative: str) -> Path:
-    """Resolve a persona-relative path, refusing anything that leads outside `base_dir`."""
+    """Resolve a path relative to `base_dir`, refusing anything that leads outside the confinement root.
+
+    The root is `confine_root_var` (the folder of the persona being loaded, set by the loader), else
+    `base_dir` itself. A parent persona in `bases/` may so name `../prompts` when that stays inside
+    the loaded persona's folder; a persona loaded on its own may not leave its folder. Checked after
+    resolving, so a symlink cannot lead out either.
+    """
     pure = PurePosixPath(relative.replace("\\", "/"))
-    if pure.is_absolute() or ".." in pure.parts or (relative[1:3] == ":\\"):
-        raise _fail(
-            "template_path", f"template path {relative!r} must be relative to the persona's folder, without '..'"
-        )
-    root = base_dir.resolve()
-    target = (root / pure).resolve()
+    if pure.is_absolute() or relative[1:3] in (":\\", ":/"):
+        raise _fail("template_path", f"template path {relative!r} must be relative to the persona's folder")
+    root = (confine_root_var.get() or base_dir).resolve()
+    target = (base_dir.resolve() / pure).resolve()
     if target != root and root not in target.parents:
-        raise _fail("template_path", f"template path {relative!r} leads outside the persona's folder")
+        raise _fail(
+            "template_path",
+            f"template path {relative!r} leads outside {root}, the folder of the persona being loaded",
+        )
     return target
 
 
@@ -218,6 +226,9 @@ TEMPLATE_SPECS = ("file", "inline", "store")
 
 #: The folder a persona's template files are read from while it is being validated.
 base_dir_var: ContextVar[Path | None] = ContextVar("profiles_base_dir", default=None)
+
+#: The folder no template path may lead out of: the loaded persona's, also while its parents load.
+confine_root_var: ContextVar[Path | None] = ContextVar("profiles_confine_root", default=None)
 
 #: Longest template file read from disk, in bytes.
 MAX_TEMPLATE_BYTES = 1_000_000

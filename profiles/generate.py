@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from .errors import ConfigError, ConfigIssue, FactoryError
+from .errors import ConfigError, ConfigIssue, FactoryError, OutputError
 
 if TYPE_CHECKING:
     from .factories.distinct import Removal
@@ -91,6 +91,8 @@ class JsonlWriter:
         self.state_path = out.with_name(out.name + ".partial.json") if out is not None else None
         self.removed = removed_path(out) if out is not None and log_removed else None
         self.lines = 0
+        #: Bytes of whole lines in the partial file, to cut a torn line off after a failed write.
+        self._whole = 0
         self.removals = 0
         #: Without a path, the records written to standard output, for a report at the end.
         self.records: list[dict[str, Any]] = []
@@ -171,6 +173,7 @@ class JsonlWriter:
         self.first_batch = max(batches, default=-1) + 1
         try:
             self._file = open(self.partial, "a", encoding="utf-8")  # noqa: SIM115
+            self._whole = self._file.tell()
             if self.removed is not None:
                 self._removed_file = open(self.removed, "a", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
@@ -183,8 +186,12 @@ class JsonlWriter:
             sys.stdout.flush()
             self.records.append(record)
         else:
-            self._file.write(line + "\n")
-            self._file.flush()
+            try:
+                self._file.write(line + "\n")
+                self._file.flush()
+            except OSError as exc:
+                raise self._failed(exc) from None
+            self._whole = self._file.tell()
         self.lines += 1
 
     def write_removed(self, removal: Removal) -> None:
@@ -201,13 +208,38 @@ class JsonlWriter:
             os.fsync(self._removed_file.fileno())
         if self._file is None or self.partial is None or self.out is None:
             return
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self.partial, self.out)
+        try:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+            os.replace(self.partial, self.out)
+        except OSError as exc:
+            raise self._failed(exc) from None
         if self.state_path is not None:
             self.state_path.unlink(missing_ok=True)
+
+    def _failed(self, exc: OSError) -> OutputError:
+        """A write that failed (a full disk): what it was, and where the personas made so far are.
+
+        The partial file is cut back to its last whole line, so it holds only whole personas (and
+        `--resume` continues from them).
+        """
+        if self._file is not None and self.partial is not None:
+            try:
+                self._file.close()  # its flush may write part of a line once more
+            except OSError:
+                pass
+            self._file = None
+            try:
+                if self.lines:
+                    os.truncate(self.partial, self._whole)
+                else:
+                    self.partial.unlink()
+            except OSError:
+                pass
+        kept = f"The {self.lines} persona(s) written before it are in {self.partial}" if self.lines else ""
+        return OutputError(str(self.partial), exc, kept=kept)
 
     def close(self) -> None:
         """Close without committing: what was written stays in ``OUT.partial``; an empty one goes."""
@@ -218,7 +250,10 @@ class JsonlWriter:
                 if self.removed.stat().st_size == 0:
                     self.removed.unlink()
         if self._file is not None:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError:
+                pass  # the write that failed already said why
             self._file = None
             if not self.lines and self.partial is not None:
                 self.partial.unlink(missing_ok=True)

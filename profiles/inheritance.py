@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .config import PersonaModel
 
-__all__ = ["MERGED_FIELDS", "merge_configs"]
+__all__ = ["EXTENDS_DESCRIPTION", "MERGED_FIELDS", "merge_configs"]
+
+#: What `extends:` holds, for the JSON Schema and the README's field table (the loader reads it,
+#: so it is no field of the persona model).
+EXTENDS_DESCRIPTION = (
+    "Parent persona file(s), relative to this file and inside the loaded persona's folder; this file's fields "
+    "replace theirs, and templates, variables, samples, metadata and deployments merge per key."
+)
 
 #: Fields that merge per key rather than replace.
 MERGED_FIELDS = ("templates", "variables", "samples", "deployments", "metadata")

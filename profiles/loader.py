@@ -15,22 +15,34 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
+from .fields import confine_root_var
 from .inheritance import merge_configs
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
 
-__all__ = ["PERSONA_SUFFIXES", "load_profile", "load_profiles", "parse_profiles"]
+__all__ = [
+    "PERSONA_SUFFIXES",
+    "PersonaFile",
+    "iter_persona_files",
+    "load_persona_files",
+    "load_profile",
+    "load_profiles",
+    "parse_profiles",
+]
 
 #: Suffixes of persona files in a folder.
 PERSONA_SUFFIXES = (".yaml", ".yml")
 
-#: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance.
-_NESTED_KEYS = ("deployments",)
+#: Keys whose entries' own keys get their lines recorded: each overlay's fields, for provenance,
+#: and each template's kind, for messages about it.
+_NESTED_KEYS = ("deployments", "templates")
 
 
 def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> list[ConfigIssue]:
@@ -43,11 +55,14 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
     return located
 
 
-def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None = None) -> list[ProfileConfig]:
+def parse_profiles(
+    text: str, *, file: str = "<string>", base_dir: Path | None = None, partial: bool = False
+) -> list[ProfileConfig]:
     """Validate every YAML document of `text`; raise one `ConfigError` listing all problems.
 
     `extends:` paths are relative to `base_dir` (the working directory when None), which is also
-    the root they must stay inside.
+    the root they must stay inside. `partial` reads personas that need not be complete, such as
+    a dataset's base persona: a name and a role may come from elsewhere.
     """
     documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
@@ -62,11 +77,26 @@ def parse_profiles(text: str, *, file: str = "<string>", base_dir: Path | None =
                 ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1)
             )
             continue
+        if "fields" in document and set(document) <= {"fields", "id"}:
+            problems.append(
+                ConfigIssue(
+                    "this is a dataset mapping (fields:, id:), not a persona; name it *.map.yaml so that "
+                    "folder walks leave it out, and pass it to batch with --map",
+                    file=file,
+                    line=1,
+                    column=1,
+                )
+            )
+            continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
+        root = base_dir or Path.cwd()
+        token = confine_root_var.set(root)  # parents' template paths stay inside this persona's folder
         try:
-            configs.append(_build(document, source, root=base_dir or Path.cwd(), chain=None))
+            configs.append(_build(document, source, root=root, chain=None, partial=partial))
         except ConfigError as exc:
             problems.extend(exc.issues)
+        finally:
+            confine_root_var.reset(token)
     if problems:
         problems.sort(key=lambda issue: (issue.line or 0, issue.column or 0))
         raise ConfigError(problems)
@@ -113,6 +143,11 @@ def _build(
     `chain` is the files being loaded, outermost first; None for a top-level document, whose own
     file is looked up only when it extends another (most do not, and loading stays fast).
     """
+    for name in PYTHON_ONLY_FIELDS:
+        if name in document:  # code cannot come from a file
+            raise ConfigError(
+                source.issue(f"{name} can be set only from Python (ProfileConfig({name}=…)); remove it", name)
+            )
     if "extends" not in document:
         return source.validate(document, partial=partial)
     if chain is None:
@@ -166,6 +201,9 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
                 "extends",
             )
         )
+    parents = _PARENTS.get()
+    if parents is not None:
+        parents.add(resolved)
     seen = [path for path, _ in chain]
     if resolved in seen:
         cycle = " → ".join([*(name for _, name in chain[seen.index(resolved) :]), label])
@@ -183,20 +221,58 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
             ConfigIssue("a parent persona must be one YAML mapping of fields", file=label, line=1, column=1)
         )
     parent = _Source(text, 0, label, path.parent, field_lines[0] if field_lines else {})
-    return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
+    try:
+        return _build(documents[0], parent, root=root, chain=(*chain, (resolved, label)), partial=True)
+    except ConfigError as exc:
+        # say which persona the parent's problem breaks; a deeper parent already named its whole chain
+        through = " → ".join(name for _, name in chain) or source.file
+        raise ConfigError([issue if issue.via else replace(issue, via=(through,)) for issue in exc.issues]) from None
 
 
-def load_profile(path: str | Path) -> ProfileConfig:
-    """Load the persona in a YAML file.
+def load_profile(
+    path: str | Path, *, name: str | None = None, index: int | None = None, partial: bool = False
+) -> ProfileConfig:
+    """Load the persona in a YAML file; in a file of several `---` documents, the one picked.
+
+    `name` picks the persona whose `name:` is that text; `index` the persona at that place (1 is
+    the first document). With `partial`, the persona need not have a name and role.
 
     Raises:
-        ConfigError: with every problem in the file, each with file, line, column and field.
+        ConfigError: with every problem in the file, each with file, line, column and field; or the
+            file holds several personas and none was picked, or the one asked for is not there.
     """
     path = Path(path)
-    configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent)
+    configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent, partial=partial)
+    return _pick(configs, str(path), name, index)
+
+
+def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int | None) -> ProfileConfig:
+    def names() -> str:
+        return ", ".join(f"{number}: {config.name if isinstance(config.name, str) else '(dynamic)'}"
+                         for number, config in enumerate(configs, start=1))
+
+    if name is not None and index is not None:
+        raise ConfigError(ConfigIssue("pick a persona by name or by index, not both", file=file))
+    if index is not None:
+        if not 1 <= index <= len(configs):
+            raise ConfigError(
+                ConfigIssue(f"holds {len(configs)} persona(s), so there is no number {index}; they are {names()}",
+                            file=file)
+            )
+        return configs[index - 1]
+    if name is not None:
+        found = [config for config in configs if config.name == name]
+        if len(found) != 1:
+            what = "no persona" if not found else f"{len(found)} personas"
+            raise ConfigError(ConfigIssue(f"holds {what} named {name!r}; its personas are {names()}", file=file))
+        return found[0]
     if len(configs) != 1:
         raise ConfigError(
-            ConfigIssue(f"holds {len(configs)} personas; use load_profiles() for several", file=str(path))
+            ConfigIssue(
+                f"holds {len(configs)} personas ({names()}); pick one by name or number (--name NAME or --index N "
+                "on the command line, load_profile(path, name=…) in Python), or load them all with load_profiles()",
+                file=file,
+            )
         )
     return configs[0]
 
@@ -204,39 +280,125 @@ def load_profile(path: str | Path) -> ProfileConfig:
 def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     """Load every persona in a folder of `*.yaml`/`*.yml` files, or in a file of several documents.
 
-    Keys are file stems; a file of several documents adds `#2`, `#3`, … after the first.
-    Problems of every file are reported together.
+    A folder is read without its subfolders, leaving out what is not a persona (see
+    `load_persona_files`). Keys are file stems; a file of several documents adds `#2`, `#3`, …
+    after the first. Problems of every file are reported together.
     """
-    path = Path(path)
-    files = _persona_files(path) if path.is_dir() else [path]
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
-    for file in files:
-        try:
-            configs = parse_profiles(read_text(file), file=str(file), base_dir=file.parent)
-        except ConfigError as exc:
-            problems.extend(exc.issues)
-            continue
-        for index, config in enumerate(configs, start=1):
-            result[file.stem if index == 1 else f"{file.stem}#{index}"] = config
+    for loaded in load_persona_files([Path(path)], recursive=False):
+        problems.extend(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
+            result[loaded.path.stem if index == 1 else f"{loaded.path.stem}#{index}"] = config
     if problems:
         raise ConfigError(problems)
     return result
 
 
-def iter_persona_files(paths: list[Path]) -> Iterator[Path]:
-    """Persona files named directly or found (not recursively) in named folders."""
+@dataclass
+class PersonaFile:
+    """One persona file a walk loaded: its personas, or the problems that kept it from loading."""
+
+    path: Path
+    configs: list[ProfileConfig]
+    issues: list[ConfigIssue]
+
+    def label(self, index: int) -> str:
+        """How a report names persona `index` (from 1): the file, or `FILE#N (name)` in a file of several."""
+        if len(self.configs) == 1:
+            return str(self.path)
+        name = self.configs[index - 1].name
+        return f"{self.path}#{index}" + (f" ({name})" if isinstance(name, str) else "")
+
+
+def load_persona_files(paths: list[Path], *, recursive: bool = True) -> list[PersonaFile]:
+    """Load the persona files named, and those found in the folders named (with subfolders, by default).
+
+    A file named directly is always loaded. In a folder, these are left out, as not personas:
+
+    * names starting with `.` (files and folders alike);
+    * dataset mappings, `*.map.yaml` / `*.map.yml`, and model-family rules, `families.yaml`;
+    * parents: a file that another file of the walk `extends` is loaded as part of each child,
+      not on its own, since it need not be a whole persona.
+
+    Problems are reported per file; the same problem reached through several children (a
+    parent's) is reported once.
+    """
+    found: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
-            yield from _persona_files(path)
+            found.extend((file, False) for file in iter_persona_files([path], recursive=recursive))
+        else:
+            found.append((path, True))
+    loaded: list[tuple[PersonaFile, bool]] = []
+    parents: set[Path] = set()
+    # a parent's problem reaches every child that extends it: report it once, naming them all
+    first: dict[ConfigIssue, tuple[PersonaFile, int]] = {}
+    for file, named in found:
+        used: set[Path] = set()
+        token = _PARENTS.set(used)
+        try:
+            result = PersonaFile(file, parse_profiles(read_text(file), file=str(file), base_dir=file.parent), [])
+        except ConfigError as exc:
+            result = PersonaFile(file, [], [])
+            for issue in exc.issues:
+                if issue in first:
+                    owner, index = first[issue]
+                    earlier = owner.issues[index]
+                    more = tuple(chain for chain in issue.via if chain not in earlier.via)
+                    owner.issues[index] = replace(earlier, via=(*earlier.via, *more))
+                    continue
+                first[issue] = (result, len(result.issues))
+                result.issues.append(issue)
+        finally:
+            _PARENTS.reset(token)
+        parents |= used
+        loaded.append((result, named))
+    if not parents:
+        return [result for result, _ in loaded]
+    return [result for result, named in loaded if named or result.path.resolve() not in parents]
+
+
+#: Files a folder walk leaves out by name: dataset mappings and model-family rules.
+NOT_PERSONAS = (".map.yaml", ".map.yml")
+RULES_FILES = ("families.yaml", "families.yml")
+
+#: While a walk loads one file, the parent files its personas extend, resolved.
+_PARENTS: ContextVar[set[Path] | None] = ContextVar("profiles_parents", default=None)
+
+
+def iter_persona_files(paths: list[Path], *, recursive: bool = True) -> Iterator[Path]:
+    """Persona files named directly, or found in named folders by the rules of `load_persona_files`.
+
+    Only the rules by name apply here; leaving out parents takes loading the files.
+    """
+    for path in paths:
+        if path.is_dir():
+            yield from _persona_files(path, recursive)
         else:
             yield path
 
 
-def _persona_files(folder: Path) -> list[Path]:
-    """The persona files directly in `folder`, by name; one directory read, no stat per file."""
+def _is_persona_name(name: str) -> bool:
+    return (
+        name.endswith(PERSONA_SUFFIXES)
+        and not name.startswith(".")
+        and not name.endswith(NOT_PERSONAS)
+        and name not in RULES_FILES
+    )
+
+
+def _persona_files(folder: Path, recursive: bool) -> list[Path]:
+    """The persona files in `folder` (and its subfolders), in name order; one directory read per folder."""
+    files: list[Path] = []
     with os.scandir(folder) as entries:
-        names = sorted(
-            entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file()
-        )
-    return [folder / name for name in names]
+        items = sorted(entries, key=lambda entry: entry.name)
+    for entry in items:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_file():
+            if _is_persona_name(entry.name):
+                files.append(folder / entry.name)
+        elif recursive and entry.is_dir():
+            files.extend(_persona_files(folder / entry.name, recursive))
+    return files

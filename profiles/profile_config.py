@@ -29,6 +29,7 @@ from .resolve import (
     env_template_roots,
     fetch_templates,
     is_literal,
+    require_fields,
     resolve_fields,
 )
 from .secrets import redact
@@ -139,6 +140,7 @@ def create_profile(
         made = _call_factory(config, profile_id, resolved)
         if made is not None:
             return made
+    require_fields(config, resolved, lines=persona)
     chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
     fetched = fetch_templates(config, chosen, lines=persona)
     templates, includes = fetched if fetched is not None else (None, None)
@@ -174,10 +176,10 @@ def _literal_profile(
         if len(built) >= MAX_BUILT:
             built.clear()
         context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
+        resolved = resolve_fields(config, context)
+        require_fields(config, resolved)  # an overlay may have emptied the name or role
         origin = {"file": source_file, "deployment": deployment}
-        profile = built[key] = build_profile(
-            config, None, resolve_fields(config, context), template_roots=roots, origin=origin
-        )
+        profile = built[key] = build_profile(config, None, resolved, template_roots=roots, origin=origin)
     return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 

@@ -23,7 +23,7 @@ from .config import PersonaModel
 from .context import Context, Resolved
 from .dynconfig import ConfigInfo
 from .errors import ConfigError, ResolutionError
-from .fields import LIST_FIELDS, PROFILE_FIELDS, TemplateSource
+from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource
 from .providers import get_provider
 from .providers.env import check_deployment
 from .rendering.renderer import referenced_templates
@@ -40,6 +40,7 @@ __all__ = [
     "fetch_templates",
     "is_literal",
     "literal_fields",
+    "require_fields",
     "resolve_fields",
 ]
 
@@ -150,6 +151,50 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
             item = replace(item, value=tuple(item.value))
         resolved[field] = item
     return {field: resolved[field] for field in PROFILE_FIELDS}
+
+
+def require_fields(
+    config: PersonaModel, resolved: Mapping[str, Resolved], *, lines: PersonaModel | None = None
+) -> None:
+    """Refuse a profile whose name or role resolved to nothing; a factory, when set, supplies them.
+
+    A dynamic `name: {key: AGENT_NAME}` with no default and the key unset would otherwise render
+    as "You are None.". `lines` is the persona as written, to say where the field is.
+
+    Raises:
+        ResolutionError: naming the field, its key and provider, and how to give it a value.
+    """
+    if config.factory is not None:
+        return
+    for field in REQUIRED_FIELDS:
+        if resolved[field].value not in (None, "", ()):
+            continue
+        info = getattr(config, field)
+        where = (lines or config).line_of(field)
+        place = f"{where[0]}:{where[1]}: " if where else ""
+        if isinstance(info, ConfigInfo) and info.key:
+            provider = info.provider_name
+            source = resolved[field].source
+            if source.startswith("default ("):
+                # a provider that could not answer (a store that is down) said why: no advice to add the key
+                raise ResolutionError(
+                    f"{place}field {field!r} is required, but provider {provider!r} could not answer for "
+                    f"{info.key!r} ({source[len('default (') : -1]}) and the field has no default to serve "
+                    "meanwhile; give it one, or make the provider reachable"
+                )
+            raise ResolutionError(
+                f"{place}field {field!r} is required, but provider {provider!r} has no value for {info.key!r} and "
+                f"the field has no default; {_how_to_set(provider, info.key)}, or give the field a default"
+            )
+        raise ResolutionError(f"{place}field {field!r} is required but resolved to nothing; give it a value")
+
+
+def _how_to_set(provider: str, key: str) -> str:
+    if provider == "env":
+        return f"set the environment variable {key} (or a line {key}=… in .env or .env.<deployment>)"
+    if provider in ("store", "prompt_manager"):
+        return f"add it to the prompt store with `profiles store put {key}`"
+    return f"make provider {provider!r} answer {key!r}"
 
 
 def literal_fields(config: PersonaModel) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:

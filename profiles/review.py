@@ -206,23 +206,24 @@ def snapshot_prompts(paths: Iterable[str | Path]) -> Snapshot:
 
     Never raises for a problem in a persona: each is an issue of the snapshot.
     """
-    from .loader import iter_persona_files, load_profiles
+    from .loader import load_persona_files
 
     snapshot = Snapshot()
     owners: dict[str, str] = {}
     for given in (Path(path) for path in paths):
-        for file in iter_persona_files([given]):
-            try:
-                configs = load_profiles(file)
-            except ConfigError as exc:
-                snapshot.issues.extend(exc.issues)
-                continue
-            except ProfilesError as exc:
-                snapshot.issues.append(ConfigIssue(exc.message, file=str(file)))
+        try:
+            loaded_files = load_persona_files([given])  # the walk `check` makes: no mappings, no parents
+        except ProfilesError as exc:
+            snapshot.issues.append(ConfigIssue(exc.message, file=str(given)))
+            continue
+        for loaded in loaded_files:
+            file = loaded.path
+            if loaded.issues:
+                snapshot.issues.extend(loaded.issues)
                 continue
             stem = _persona_name(given, file)
-            for key, config in configs.items():
-                persona = stem + (key[len(file.stem) :] if key.startswith(file.stem) else f"#{key}")
+            for index, config in enumerate(loaded.configs, start=1):
+                persona = stem + ("" if index == 1 else f"#{index}")
                 if persona in owners and owners[persona] != str(file):
                     snapshot.issues.append(
                         ConfigIssue(

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
+    "describe_yaml_error",
     "locator",
     "read_documents",
     "read_text",
@@ -258,9 +259,7 @@ def read_documents(
             documents.append(loader.get_data())
         return documents, loader.issues, loader.field_lines
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        problem = exc.problem or exc.context or "invalid YAML"
+        problem, line, column = describe_yaml_error(exc)
         raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=file, line=line, column=column)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)) from None
@@ -270,6 +269,34 @@ def read_documents(
         ) from None
     finally:
         loader.dispose()
+
+
+#: What was left open, by the context PyYAML names, and what closes it.
+_UNCLOSED = {
+    "while parsing a flow sequence": ("the '[' opened here", "add ']'"),
+    "while parsing a flow mapping": ("the '{' opened here", "add '}'"),
+    "while scanning a quoted scalar": ("the quote opened here", "close it with the same quote"),
+}
+
+
+def describe_yaml_error(exc: yaml.MarkedYAMLError) -> tuple[str, int | None, int | None]:
+    """A YAML syntax error as a message and the line and column (from 1) to fix it at.
+
+    An unclosed `[`, `{` or quote is noticed lines later, where the parser gives up; the message
+    points at where it was opened, which is where the fix goes, and says where it was noticed.
+    Other errors point where they were noticed and name what was being read, and from where.
+    """
+    problem = exc.problem or exc.context or "invalid YAML"
+    opened, noticed = exc.context_mark, exc.problem_mark
+    if opened is not None and noticed is not None and (opened.line, opened.column) != (noticed.line, noticed.column):
+        at = f"line {noticed.line + 1}, column {noticed.column + 1}"
+        unclosed = _UNCLOSED.get(exc.context or "")
+        if unclosed is not None:
+            what, fix = unclosed
+            return f"{what} is not closed (noticed at {at}: {problem}); {fix}", opened.line + 1, opened.column + 1
+        problem = f"{problem} ({exc.context} from line {opened.line + 1})"
+    mark = noticed or opened
+    return problem, (mark.line + 1 if mark else None), (mark.column + 1 if mark else None)
 
 
 def _cut(text: str, limit: int = 300) -> str:

@@ -1,7 +1,10 @@
-"""The JSON Schema of the persona file format, for editors' YAML support and for CI.
+"""The JSON Schema of the persona file format, for editors' YAML support and for CI; and the field table.
 
-It is written out rather than derived from `ProfileConfig`, because the file format (mappings
-for dynamic fields, `{file: …}` templates) is what editors see, not the Python types behind it.
+The schema's shapes are written out rather than derived from `ProfileConfig`, because the file
+format (mappings for dynamic fields, `{file: …}` templates) is what editors see, not the Python
+types behind it. Descriptions come from the persona model's fields, and a field the shapes here
+do not know yet still appears, with its description, so the schema never refuses a valid persona.
+`field_table()` is the README's table of fields, made from the same descriptions.
 """
 
 from __future__ import annotations
@@ -10,95 +13,54 @@ from typing import Any
 
 from .dynconfig import DYNAMIC_KEYS
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
+from .inheritance import EXTENDS_DESCRIPTION
 from .providers.env import DEPLOYMENT_PATTERN
 
-__all__ = ["SCHEMA_ID", "persona_schema"]
+__all__ = ["SCHEMA_ID", "field_table", "persona_schema"]
 
 SCHEMA_ID = "https://agent-profiles.dev/schema/persona.schema.json"
 
-_DESCRIPTIONS = {
-    "name": "The agent's name, e.g. Aristotle.",
-    "role": "What the agent is, e.g. Summarizer.",
-    "goal": "What the agent aims at.",
-    "desc": "A longer description of the agent.",
-    "constraints": "Rules the agent keeps; rendered as a numbered list.",
-    "expand_prompt": "Extra instructions; may use template variables such as {{ agents }}.",
-    "examples": "Examples of good answers.",
-    "retry_goal": "The goal used when retrying after a failed answer.",
-    "retry_constraints": "The constraints used when retrying.",
-    "language": "The answer language and template locale, e.g. en, zh, zh-TW. None means English.",
-    "model": "The model the prompts are for; picks model-specific templates.",
-    "avatar": "An avatar URL or name for user interfaces.",
-}
+def _description(field: str) -> str:
+    """A field's description, written once on the persona model (and shown in the README's table)."""
+    from .config import PersonaModel
+
+    return PersonaModel.model_fields[field].description or ""
 
 
 #: A path a template root may not have: absolute, a drive letter, or a `..` part.
 _ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
 
 
-def persona_schema() -> dict[str, Any]:
-    """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
-    dynamic_properties: dict[str, Any] = {
-        "default": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-        "key": {"type": "string", "minLength": 1},
-        "provider": {"type": "string"},
-        "is_list": {"type": "boolean"},
-        "separator": {"type": "string", "minLength": 1},
-        "secret": {"type": "boolean"},
-        "description": {"type": "string"},
-        "category": {"type": "string"},
-    }
-    properties: dict[str, Any] = {}
-    for field in TEXT_FIELDS:
-        properties[field] = {
-            "description": _DESCRIPTIONS[field],
-            "anyOf": [{"type": "string"}, {"$ref": "#/$defs/dynamic"}],
-        }
-    for field in LIST_FIELDS:
-        properties[field] = {
-            "description": _DESCRIPTIONS[field],
-            "anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}],
-        }
-    properties["templates"] = {
-        "description": "A prompt kind's own template: {file: path relative to this file}, {inline: text}, "
-        "or {store: prompt name}, read from the prompt store when the profile is created.",
-        "type": "object",
-        "additionalProperties": {
-            "oneOf": [
-                {
-                    "type": "object",
-                    "properties": {"file": {"type": "string"}},
-                    "required": ["file"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "properties": {"inline": {"type": "string"}},
-                    "required": ["inline"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "properties": {"store": {"type": "string", "minLength": 1}},
-                    "required": ["store"],
-                    "additionalProperties": False,
-                },
-            ]
+def _shapes() -> dict[str, dict[str, Any]]:
+    """The JSON shape of each field the file format knows, without its description."""
+    text = {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/dynamic"}]}
+    texts = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}]}
+    shapes: dict[str, dict[str, Any]] = {field: text for field in TEXT_FIELDS}
+    shapes.update({field: texts for field in LIST_FIELDS})
+    one_key = [
+        {
+            "type": "object",
+            "properties": {"file": {"type": "string"}},
+            "required": ["file"],
+            "additionalProperties": False,
         },
-    }
-    properties["variables"] = {"description": "Default values of template variables.", "type": "object"}
-    properties["samples"] = {
-        "description": (
-            "Sample values `profiles check` renders every prompt with: variable name to value; a key naming a "
-            "prompt kind (system, user, write_memory, react, or a kind of this persona) with a mapping as its "
-            "value holds samples for that kind only, which win over the shared ones."
-        ),
-        "type": "object",
-    }
-    properties["tools"] = {
-        "description": (
-            "Tools the react prompt offers: each a name, what it does, and the JSON Schema of its arguments."
-        ),
+        {
+            "type": "object",
+            "properties": {"inline": {"type": "string"}},
+            "required": ["inline"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"store": {"type": "string", "minLength": 1}},
+            "required": ["store"],
+            "additionalProperties": False,
+        },
+    ]
+    shapes["templates"] = {"type": "object", "additionalProperties": {"oneOf": one_key}}
+    shapes["variables"] = {"type": "object"}
+    shapes["samples"] = {"type": "object"}
+    shapes["tools"] = {
         "type": "array",
         "items": {
             "type": "object",
@@ -115,47 +77,54 @@ def persona_schema() -> dict[str, Any]:
             "additionalProperties": False,
         },
     }
-    properties["requires_resources"] = {
-        "description": "Refuse to render the system prompt without resources that have content.",
-        "type": "boolean",
-    }
-    properties["template_roots"] = {
-        "description": (
-            "Folders, relative to this file and inside its folder, holding <family>/<locale>/<kind>.j2 "
-            "templates and an optional families.yaml; searched before the bundled templates."
-        ),
+    shapes["requires_resources"] = {"type": "boolean"}
+    shapes["template_roots"] = {
         "type": "array",
         "items": {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}},
     }
-    properties["allow_secrets"] = {
-        "description": "Secret fields (secret: true, or read from a credential-like key) that may reach a prompt.",
+    shapes["kinds"] = {
         "type": "array",
-        "items": {"enum": list(PROFILE_FIELDS)},
+        "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
         "uniqueItems": True,
     }
-    # an overlay may change any field but these, which belong to the persona file itself
-    overlay = {
-        key: value for key, value in properties.items() if key not in ("extends", "deployments", "factory", "metadata")
-    }
-    properties["metadata"] = {
-        "description": "Free-form data kept with the persona and written out unchanged, never rendered: text keys, "
-        "JSON values, at most 64,000 characters as JSON and 8 levels deep (a sampling plan's draws go under plan).",
+    shapes["allow_secrets"] = {"type": "array", "items": {"enum": list(PROFILE_FIELDS)}, "uniqueItems": True}
+    shapes["metadata"] = {"type": "object"}
+    shapes["deployments"] = {
         "type": "object",
+        "propertyNames": {"pattern": DEPLOYMENT_PATTERN.pattern.join("^$")},
+        "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/overlay"}]},
     }
+    return shapes
+
+
+def persona_schema() -> dict[str, Any]:
+    """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
+    dynamic_properties: dict[str, Any] = {
+        "default": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "key": {"type": "string", "minLength": 1},
+        "provider": {"type": "string"},
+        "is_list": {"type": "boolean"},
+        "separator": {"type": "string", "minLength": 1},
+        "secret": {"type": "boolean"},
+        "description": {"type": "string"},
+        "category": {"type": "string"},
+    }
+    shapes = _shapes()
+    from .config import PYTHON_ONLY_FIELDS, DeploymentOverlay, PersonaModel
+
+    def described(field: str) -> dict[str, Any]:
+        # a field without a shape here yet takes any value: the model validates it
+        return {"description": _description(field), **shapes.get(field, {})}
+
+    properties = {field: described(field) for field in PersonaModel.model_fields if field not in PYTHON_ONLY_FIELDS}
+    # an overlay may change any field a deployment overlay has; extends and deployments belong to the file
+    overlay = {field: properties[field] for field in DeploymentOverlay.model_fields if field in properties}
     properties["extends"] = {
-        "description": "Parent persona file(s), relative to this file and inside the loaded persona's folder; "
-        "this file's fields replace theirs, and templates, variables and deployments merge per key.",
+        "description": EXTENDS_DESCRIPTION,
         "anyOf": [
             {"type": "string", "minLength": 1},
             {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
         ],
-    }
-    properties["deployments"] = {
-        "description": "Per deployment (dev, staging, prod, a customer), the fields it changes; "
-        "an empty entry keeps the base persona.",
-        "type": "object",
-        "propertyNames": {"pattern": DEPLOYMENT_PATTERN.pattern.join("^$")},
-        "additionalProperties": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/overlay"}]},
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -183,3 +152,27 @@ def persona_schema() -> dict[str, Any]:
             },
         },
     }
+
+
+def field_table() -> str:
+    """The README's table of persona fields, one row per field, in the model's order, then `extends`.
+
+    Made from the fields' descriptions, so a field added to the model is documented by its own
+    description; fields only Python can set (`factory`) are left out.
+    """
+    from .config import PYTHON_ONLY_FIELDS, PersonaModel
+
+    def cell(text: str) -> str:
+        return " ".join(text.replace("|", "\\|").split())
+
+    rows = ["| field | holds |", "| --- | --- |"]
+    for field in PersonaModel.model_fields:
+        if field in PYTHON_ONLY_FIELDS:
+            continue
+        text = _description(field)
+        if field in TEXT_FIELDS or field in LIST_FIELDS:
+            kind = "text" if field in TEXT_FIELDS else "a list of texts"
+            text = f"{kind} or a dynamic field: {text[:1].lower()}{text[1:]}"
+        rows.append(f"| `{field}` | {cell(text)} |")
+    rows.append(f"| `extends` | {cell(EXTENDS_DESCRIPTION)} |")
+    return "\n".join(rows) + "\n"

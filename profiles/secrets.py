@@ -1,33 +1,55 @@
 """What counts as a secret, and how a secret's value is kept out of text people see.
 
 A value is a secret when its field says `secret: true` or when it was read from a key whose name
-looks like a credential. Secrets are masked in `explain`, reprs, logs and error messages, and
+looks like a credential: a whole part of the name (split at `_`, `-`, `.` and camelCase) is a
+credential word such as KEY or TOKEN. Secrets are masked in `explain`, reprs, logs and error messages, and
 refused in prompts unless the persona lists the field under `allow_secrets:`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
-__all__ = ["CREDENTIAL_WORDS", "MASK", "looks_like_credential", "redact"]
+__all__ = ["CREDENTIAL_WORDS", "MASK", "looks_like_credential", "name_parts", "redact"]
 
 #: What is shown instead of a secret's value.
 MASK = "***"
 
-#: A key holding any of these words (in any case) is taken for a credential.
-CREDENTIAL_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE")
+#: A key with one of these as a whole part of its name (in any case, singular or plural) is taken
+#: for a credential: `API_KEY`, `aws_secret_access_key`, `dbPassword`, `GITHUB_TOKEN`.
+CREDENTIAL_WORDS = ("KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE")
+
+#: Credential words written together without a separator, taken as whole parts too.
+_GLUED = ("APIKEY", "SECRETKEY", "PRIVATEKEY", "ACCESSKEY", "AUTHTOKEN", "ACCESSTOKEN", "BEARERTOKEN")
+
+_PART_WORDS = frozenset(
+    {*CREDENTIAL_WORDS, *(f"{word}S" for word in CREDENTIAL_WORDS), *_GLUED, *(f"{word}S" for word in _GLUED)}
+)
+
+# runs of capitals before a capitalised word (API in APIKey), capitalised or lower words, capitals, digits
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 #: Shorter values are not searched for in messages: masking every "a" would garble the text.
 _MIN_REDACTED_CHARS = 3
 
 
-def looks_like_credential(key: str) -> bool:
-    """Whether a key's name says it holds a credential, e.g. `AWS_SECRET_ACCESS_KEY` or `db_password`.
+def name_parts(key: str) -> list[str]:
+    """The words a key's name is made of, split at `_`, `-`, `.`, other punctuation, camelCase and digits.
 
-    The test errs on the safe side: `MONKEY_NAME` counts too, and costs only a masked value.
+    `aws_secret_access_key` → aws, secret, access, key; `dbPassword` → db, Password;
+    `APIKey2` → API, Key, 2.
     """
-    upper = key.upper()
-    return any(word in upper for word in CREDENTIAL_WORDS)
+    return _PARTS.findall(key)
+
+
+def looks_like_credential(key: str) -> bool:
+    """Whether a key's name says it holds a credential: one of its parts is a credential word.
+
+    Whole parts only: `HOCKEY_TEAM_NAME`, `SUPPORT_KEYWORDS` and `MONKEY_NAME` are not credentials,
+    while `API_KEY`, `aws_secret_access_key`, `dbPassword` and `GITHUB_TOKEN` are.
+    """
+    return any(part.upper() in _PART_WORDS for part in name_parts(key))
 
 
 def redact(text: str, secrets: Iterable[object]) -> str:

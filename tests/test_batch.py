@@ -158,17 +158,57 @@ def test_render_failure_is_a_row_issue(runner, tmp_path, write):
 
 
 def test_existing_output_needs_resume_or_force(runner, tmp_path):
-    """A second run into the same output is refused unless told to resume or start over."""
+    """A second run into the same output is refused unless told to start over; a finished run keeps no checkpoint."""
     out = tmp_path / "o.jsonl"
     assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)]).exit_code == 0
+    assert not (tmp_path / "o.jsonl.checkpoint").exists()
     again = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
-    assert again.exit_code == 2 and "--resume" in again.output and "--force" in again.output
+    assert again.exit_code == 2 and "already exists" in again.output and "--force" in again.output
     done = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--resume"])
-    assert done.exit_code == 0 and "already complete" in done.output
+    assert done.exit_code == 2 and "a batch that finishes removes its own" in done.output
     forced = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--force"])
     assert forced.exit_code == 0 and len(lines(out)) == 12
+
+
+def test_resume_refuses_changed_options(runner, tmp_path):
+    """A stopped batch resumed with other options is refused: its rows might not match."""
+    out = tmp_path / "o.jsonl"
+    options = BatchOptions(
+        source=DATASETS / "customers.csv",
+        mapping=DATASETS / "customers.map.yaml",
+        base=DATASETS / "support_agent.yaml",
+        out=out,
+        chunk_rows=2,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
     changed = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--resume", "--render"])
     assert changed.exit_code == 2 and "the render changed" in changed.output
+
+
+def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
+    """With only the checkpoint left, the message says how far the batch got and that the output is gone."""
+    out = tmp_path / "o.jsonl"
+    options = BatchOptions(
+        source=DATASETS / "customers.csv",
+        mapping=DATASETS / "customers.map.yaml",
+        base=DATASETS / "support_agent.yaml",
+        out=out,
+        chunk_rows=2,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
+    checkpoint = json.loads((tmp_path / "o.jsonl.checkpoint").read_text())
+    kept = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert kept.exit_code == 2
+    assert (
+        f"{out}.checkpoint records an unfinished batch that stopped after row {checkpoint['rows_done']}, with "
+        f"{checkpoint['written']} persona(s) written to {out}; pass --resume to continue it"
+    ) in kept.output
+    out.unlink()
+    gone = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert gone.exit_code == 2 and f"{out} itself is gone" in gone.output
+    assert "holds an earlier batch" not in gone.output
 
 
 def _interrupt_at(row: int):
@@ -220,7 +260,7 @@ def _wait_for_rows(checkpoint: Path, rows: int, child: subprocess.Popen) -> None
     raise AssertionError("no progress within 60 s")
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["SIGKILL", "SIGINT", "SIGTERM"])
 def test_killed_cli_resumes_to_the_same_output(tmp_path, how):
     """A real `profiles batch` killed mid-way, then run with --resume, equals an uninterrupted run."""
     source = make_customers(tmp_path / "c.csv", 5000)
@@ -243,8 +283,8 @@ def test_killed_cli_resumes_to_the_same_output(tmp_path, how):
     _wait_for_rows(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
     child.send_signal(how)
     _, stderr = child.communicate(timeout=60)
-    if how == signal.SIGINT:
-        assert child.returncode == 130 and "--resume" in stderr
+    if how in (signal.SIGINT, signal.SIGTERM):  # both stop the batch with the same hint
+        assert child.returncode == 128 + how and f"run the same command with --resume to continue {cut}" in stderr
     else:
         assert child.returncode == -signal.SIGKILL
     assert cut.stat().st_size < whole.stat().st_size
@@ -358,11 +398,7 @@ def test_shards_can_share_one_folder(runner, tmp_path):
     for index in range(3):
         result = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(shared), "--shard", f"{index}/3"])
         assert result.exit_code == 0, result.output
-    assert sorted(path.name for path in shared.glob(".checkpoint-*")) == [
-        ".checkpoint-0of3.json",
-        ".checkpoint-1of3.json",
-        ".checkpoint-2of3.json",
-    ]
+    assert not list(shared.glob(".checkpoint*"))  # each finished shard removed its own
 
     def personas(folder: Path) -> dict[str, dict]:
         return {path.name: load_profile(path).model_dump(exclude={"factory"}) for path in folder.glob("*.y*")}

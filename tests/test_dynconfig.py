@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from profiles import ConfigError, ConfigInfo, DynConfig, ResolutionError, UnknownProviderError
+from profiles import (
+    ConfigError,
+    ConfigInfo,
+    ConfigProvider,
+    DynConfig,
+    ProfileConfig,
+    ResolutionError,
+    UnknownProviderError,
+    register_provider,
+)
 from profiles.context import Context
 
 
@@ -119,3 +130,116 @@ def test_failing_user_provider_is_wrapped():
     register_provider("broken", Broken())
     with pytest.raises(ResolutionError, match="provider 'broken' failed to look up 'k'"):
         DynConfig("x", key="k", provider="broken").query()
+
+
+# -- a required field that resolves to nothing, and env keys that cannot name a variable -----------
+
+
+def test_an_unset_required_field_is_an_error_not_none(write, runner, monkeypatch):
+    """`name: {key: NOT_SET}` with no default: an error naming key, provider and how to set it."""
+    from profiles import ResolutionError, load_profile
+    from profiles.cli import cli
+
+    monkeypatch.delenv("AGENT_NAME_NOT_SET", raising=False)
+    path = write("p.yaml", "name: {provider: env, key: AGENT_NAME_NOT_SET}\nrole: Helper\n")
+    with pytest.raises(ResolutionError) as caught:
+        load_profile(path).create_profile()
+    assert str(caught.value) == (
+        f"{path}:1: field 'name' is required, but provider 'env' has no value for 'AGENT_NAME_NOT_SET' and the "
+        "field has no default; set the environment variable AGENT_NAME_NOT_SET (or a line AGENT_NAME_NOT_SET=… in "
+        ".env or .env.<deployment>), or give the field a default"
+    )
+    result = runner.invoke(cli, ["render", str(path)])
+    assert result.exit_code == 2 and "None" not in result.output
+    monkeypatch.setenv("AGENT_NAME_NOT_SET", "Ada")
+    assert load_profile(path).create_profile().format_system_prompt().startswith("You are Ada.")
+
+
+def test_an_unset_role_from_another_provider_says_how(monkeypatch):
+    from profiles import ResolutionError
+
+    class Empty(ConfigProvider):
+        name = "empty"
+
+        def lookup(self, key, *, language=None, model=None, deployment=None):
+            return None
+
+    register_provider("empty_directory", Empty())
+    config = ProfileConfig(name="Ada", role=DynConfig(key="team/role", provider="empty_directory"))
+    with pytest.raises(ResolutionError, match="make provider 'empty_directory' answer 'team/role'"):
+        config.create_profile()
+
+
+def test_a_factory_may_supply_what_resolves_to_nothing():
+    made = []
+    config = ProfileConfig(name=DynConfig(key="AGENT_NAME_NOT_SET"), role="r", factory=lambda *a, **k: made.append(k))
+    config.create_profile()
+    assert made and made[0]["name"] is None
+
+
+def test_a_dataset_row_with_an_unset_required_field_is_a_bad_row(monkeypatch):
+    from profiles import DatasetProfileFactory
+
+    monkeypatch.delenv("AGENT_ROLE_NOT_SET", raising=False)
+    factory = DatasetProfileFactory(
+        [{"name": "Ada"}], base={"role": {"key": "AGENT_ROLE_NOT_SET"}}, on_error="collect"
+    )
+    assert list(factory.create_profiles()) == []
+    assert "field 'role' is required, but provider 'env' has no value for 'AGENT_ROLE_NOT_SET'" in str(
+        factory.errors[0]
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("../etc/passwd", "holds a '/'"),
+        ("a\\b", "holds a '\\'"),
+        ("APP..NAME", "holds '..'"),
+        ("AGENT NAME", "holds a space"),
+        ("AGENT\tNAME", "holds the character '\\t'"),
+        ("AGENT\x1bNAME", "holds the character '\\x1b'"),
+        ("A=B", "holds an '='"),
+    ],
+)
+def test_unsafe_env_keys_are_refused_when_loading(key, why):
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError) as caught:
+        parse_profiles(f"name: {{key: {json.dumps(key)}, default: x}}\nrole: r\n", file="p.yaml")
+    assert f"p.yaml:1:7: field 'name': env key {key!r} {why}" in str(caught.value)
+
+
+def test_store_keys_keep_their_slashes():
+    from profiles import parse_profiles
+
+    (config,) = parse_profiles("name: {key: summarizer/name, provider: store, default: A}\nrole: r\n")
+    assert config.name.key == "summarizer/name"
+    (agent,) = parse_profiles("name: {key: summarizer/name, category: agent, default: A}\nrole: r\n")
+    assert agent.name.provider_name == "store"
+
+
+def test_an_overlay_that_empties_the_name_is_an_error():
+    from profiles import parse_profiles
+
+    (config,) = parse_profiles('name: Ada\nrole: r\ndeployments:\n  prod:\n    name: ""\n', file="p.yaml")
+    assert config.create_profile().get_name() == "Ada"
+    with pytest.raises(ResolutionError, match="field 'name' is required but resolved to nothing"):
+        config.create_profile(deployment="prod")
+
+
+def test_a_required_field_from_a_store_that_is_down_says_so(monkeypatch):
+    """No advice to `put` a key into a store that could not be asked."""
+    import warnings
+
+    from profiles import StoreProvider, parse_profiles, providers
+
+    down = StoreProvider("postgresql+psycopg://nobody@127.0.0.1:1/none", ttl=0)
+    monkeypatch.setitem(providers._providers, "store", down)
+    (config,) = parse_profiles("name: {key: reviewer/name, provider: store}\nrole: Reviewer\n")
+    with warnings.catch_warnings(), pytest.raises(ResolutionError) as caught:
+        warnings.simplefilter("ignore")
+        config.create_profile()
+    message = str(caught.value)
+    assert "could not answer for 'reviewer/name' (store:reviewer/name unreachable)" in message
+    assert "store put" not in message

@@ -209,3 +209,48 @@ def test_parent_template_roots_resolve_from_parent_folder(write):
     write("bases/base.yaml", "role: r\ntemplate_roots: [prompts]\n")
     child = write("child.yaml", "extends: bases/base.yaml\nname: Kid\n")
     assert load_profile(child).create_profile().format_system_prompt() == "Root of the base: Kid"
+
+
+# -- a parent's paths are confined to the loaded persona's folder; its problems are named once --------
+
+
+def test_a_parent_in_bases_reaches_prompts_beside_it(write, runner):
+    """`bases/common.yaml` names `../prompts`, inside the folder of the persona being loaded."""
+    write("team/prompts/default/en/handoff.j2", "{{ name }} hands over.")
+    write("team/prompts/system.j2", "Shared system for {{ name }}.")
+    write("team/bases/common.yaml", "role: Support\ntemplate_roots: [../prompts]\n"
+          "templates:\n  system: {file: ../prompts/system.j2}\n")
+    child = write("team/ada.yaml", "extends: bases/common.yaml\nname: Ada\n")
+    profile = load_profile(child).create_profile()
+    assert profile.format_prompt("handoff") == "Ada hands over."
+    assert profile.format_system_prompt() == "Shared system for Ada."
+    result = runner.invoke(cli, ["render", str(child), "--kind", "handoff"])
+    assert result.exit_code == 0 and result.output == "Ada hands over.\n"
+
+
+def test_a_persona_loaded_alone_stays_in_its_folder(write):
+    write("team/prompts/default/en/handoff.j2", "x")
+    lone = write("team/bases/common.yaml", "name: A\nrole: Support\ntemplate_roots: [../prompts]\n")
+    with pytest.raises(ConfigError, match=r"template path '\.\./prompts' leads outside .*team/bases, the folder"):
+        load_profile(lone)
+
+
+def test_a_parent_reaching_out_is_reported_once_naming_its_children(write, tmp_path, runner):
+    write("outside/default/en/handoff.j2", "x")
+    write("team/bases/common.yaml", "role: Support\ntemplate_roots: [../../outside]\n")
+    write("team/ada.yaml", "extends: bases/common.yaml\nname: Ada\n")
+    write("team/grace.yaml", "extends: bases/common.yaml\nname: Grace\n")
+    result = runner.invoke(cli, ["validate", str(tmp_path / "team")])
+    assert result.exit_code == 2
+    assert result.output.count("leads outside") == 1
+    assert f"{tmp_path / 'team'}, the folder of the persona being loaded (extended by " in result.output
+    assert f"{tmp_path / 'team' / 'ada.yaml'} and {tmp_path / 'team' / 'grace.yaml'})" in result.output
+
+
+def test_a_deep_parent_names_the_whole_chain(write):
+    write("team/mid/deep/base.yaml", "role: [not, text]\n")
+    write("team/mid/mid.yaml", "extends: deep/base.yaml\n")
+    child = write("team/ada.yaml", "extends: mid/mid.yaml\nname: Ada\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(child)
+    assert str(caught.value).endswith(f"(extended by {child} → {child.parent / 'mid' / 'mid.yaml'})")

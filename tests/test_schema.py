@@ -20,7 +20,10 @@ def test_examples_follow_the_schema_and_carry_the_modeline(configs):
     assert files
     for path in files:
         text = path.read_text(encoding="utf-8")
-        assert text.startswith("# yaml-language-server: $schema=../schema/persona.schema.json")
+        modeline = text.splitlines()[0]
+        assert modeline.startswith("# yaml-language-server: $schema=")
+        schema = (path.parent / modeline.split("$schema=", 1)[1]).resolve()
+        assert schema == (configs.parent / "schema" / "persona.schema.json").resolve(), path
         for document in yaml.safe_load_all(text):
             errors = list(validator.iter_errors(document))
             assert not errors, (path, errors)

@@ -272,3 +272,83 @@ def test_factory_is_not_given_a_secret(monkeypatch):
     ProfileConfig(name=name, role="r", factory=factory).create_profile()
     ProfileConfig(name=name, role="r", factory=factory, allow_secrets=["name"]).create_profile()
     assert seen == [None, "tok-123"]
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("API_KEY", True),
+        ("aws_secret_access_key", True),
+        ("dbPassword", True),
+        ("GITHUB_TOKEN", True),
+        ("APIKey", True),
+        ("my-service.apikey", True),
+        ("HOCKEY_TEAM_NAME", False),
+        ("SUPPORT_KEYWORDS", False),
+        ("MONKEY_NAME", False),
+        ("TOKENIZER_PATH", False),
+        ("SECRETARY_EMAIL", False),
+    ],
+)
+def test_credential_words_count_only_as_whole_parts(key, expected):
+    assert looks_like_credential(key) is expected
+
+
+#: Words that hold a credential word without being one, and plain ones.
+_PLAIN_WORDS = st.sampled_from(
+    ["hockey", "team", "name", "keywords", "monkey", "tokenizer", "secretary", "support", "goal", "turkey",
+     "keynote", "passwordless", "privateer", "db", "api", "url", "v2"]
+)
+_CREDENTIALS = st.sampled_from(["key", "secret", "token", "password", "passwd", "credentials", "private", "keys"])
+
+
+def _join(words: list[str], style: str) -> str:
+    if style == "camel":
+        return words[0].lower() + "".join(word.capitalize() for word in words[1:])
+    if style == "pascal":
+        return "".join(word.capitalize() for word in words)
+    separator = {"snake": "_", "kebab": "-", "dotted": ".", "screaming": "_"}[style]
+    joined = separator.join(words)
+    return joined.upper() if style == "screaming" else joined
+
+
+@given(
+    words=st.lists(_PLAIN_WORDS, min_size=1, max_size=4),
+    credential=st.one_of(st.none(), _CREDENTIALS),
+    where=st.integers(min_value=0, max_value=4),
+    style=st.sampled_from(["snake", "kebab", "dotted", "screaming", "camel", "pascal"]),
+)
+def test_a_name_is_a_credential_exactly_when_a_part_is_a_credential_word(words, credential, where, style):
+    """Any naming style: a credential word as a part makes a credential; a word merely holding one does not."""
+    parts = list(words)
+    if credential is not None:
+        parts.insert(min(where, len(parts)), credential)
+    key = _join(parts, style)
+    assert looks_like_credential(key) is (credential is not None), key
+
+
+def test_a_name_like_a_credential_renders(monkeypatch):
+    """HOCKEY_TEAM_NAME holds "KEY" but is no credential: its value renders."""
+    monkeypatch.setenv("HOCKEY_TEAM_NAME", "Oilers")
+    monkeypatch.setenv("SUPPORT_KEYWORDS", "refund, invoice")
+    (config,) = parse_profiles(
+        "name: {key: HOCKEY_TEAM_NAME, default: Team}\nrole: Fan\ngoal: {key: SUPPORT_KEYWORDS, default: x}\n"
+    )
+    prompt = config.create_profile().format_system_prompt()
+    assert "You are Oilers." in prompt and "refund, invoice" in prompt
+
+
+@pytest.mark.parametrize("set_it", [False, True], ids=["unset", "set"])
+def test_check_reports_a_credential_key_whether_set_or_not(set_it, write, monkeypatch, runner):
+    """CI seldom has production's variables: an unset AGENT_API_KEY is reported as a set one is."""
+    if set_it:
+        monkeypatch.setenv("AGENT_API_KEY", "sk-live-123456")
+    else:
+        monkeypatch.delenv("AGENT_API_KEY", raising=False)
+    path = write("agent.yaml", "name: {key: AGENT_API_KEY, default: Ada}\nrole: Helper\n")
+    result = runner.invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:1: field 'name': system prompt" in result.output and "allow_secrets" in result.output
+    assert "sk-live-123456" not in result.output
+    allowed = write("allowed.yaml", "name: {key: AGENT_API_KEY, default: Ada}\nrole: Helper\nallow_secrets: [name]\n")
+    assert runner.invoke(cli, ["check", str(allowed)]).exit_code == 0

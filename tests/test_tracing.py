@@ -98,7 +98,8 @@ def test_a_rollout_arm_and_a_stale_answer_are_recorded(spans, store, monkeypatch
     store.put("reviewer/name", "Grace")
     store.put("reviewer/name", "Hopper")
     store.rollout("reviewer/name", "production", {1: 50, 2: 50})
-    (config,) = parse_profiles("name: {key: reviewer/name, provider: store}\nrole: Reviewer\n")
+    # a default to serve while the store is down: a name that resolves to nothing is an error
+    (config,) = parse_profiles("name: {key: reviewer/name, provider: store, default: Nobody}\nrole: Reviewer\n")
     with tracer.start_as_current_span("rollout"):
         config.create_profile(deployment="prod", rollout_key="user-1")
     attributes = _attributes(exporter, "rollout")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..batch import BatchError, BatchOptions, BatchReport, parse_shard, run_batch
+from ..batch import STDOUT, BatchError, BatchOptions, BatchReport, parse_shard, run_batch
 from .progress import batch_progress
 
 __all__ = ["batch"]
@@ -41,7 +45,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     "--out",
     required=True,
     type=click.Path(path_type=Path),
-    help="A .jsonl file, or a folder for one YAML file per persona.",
+    help="A .jsonl file, a folder for one YAML file per persona, or - for JSON lines on standard output.",
 )
 @click.option("--render", is_flag=True, help="Also render each persona's system and user prompts.")
 @click.option("--question", "-q", help="The question the rendered prompts answer.")
@@ -67,6 +71,14 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tup
     type=click.Choice(["csv", "tsv", "jsonl", "yaml", "parquet"]),
     help="Dataset format, when the suffix does not tell.",
 )
+@click.option(
+    "--deployment",
+    "-d",
+    help="The deployment every persona is made for: picks the base's overlay and .env.<deployment>. "
+    "Default: $PROFILES_DEPLOYMENT.",
+)
+@click.option("--language", "-l", help="Answer language and template locale of every persona, e.g. zh; wins over rows.")
+@click.option("--model", "-m", help="The model the prompts are for, for every persona; wins over rows.")
 @click.option("--quiet", is_flag=True, help="No progress bar, summary or diversity report.")
 def batch(
     source: Path,
@@ -80,6 +92,9 @@ def batch(
     force: bool,
     on_error: str,
     fmt: str | None,
+    deployment: str | None,
+    language: str | None,
+    model: str | None,
     quiet: bool,
 ) -> None:
     """Make one validated persona per row of a dataset.
@@ -109,16 +124,22 @@ def batch(
         force=force,
         on_error=on_error,
         format=fmt,
+        deployment=deployment,
+        language=language,
+        model=model,
     )
     show = not quiet and sys.stderr.isatty()
     try:
-        if show:
-            report = _with_progress(options)
-        else:
-            report = run_batch(options)
+        with _stopping_on_sigterm() as stopped:
+            if show:
+                report = _with_progress(options)
+            else:
+                report = run_batch(options)
     except KeyboardInterrupt:
-        click.echo(f"\ninterrupted; run the same command with --resume to continue {out}", err=True)
-        sys.exit(130)
+        # Ctrl-C and SIGTERM alike: the rows up to the last checkpoint are kept
+        hint = "" if str(out) == STDOUT else f"; run the same command with --resume to continue {out}"
+        click.echo(f"\n{'terminated' if stopped else 'interrupted'}{hint}", err=True)
+        sys.exit(128 + (signal.SIGTERM if stopped else signal.SIGINT))
     if not quiet:
         click.echo(_summary(report), err=True)
         if _is_jsonl_out(out) and out.exists() and not report.already_complete:
@@ -142,12 +163,38 @@ def _is_jsonl_out(out: Path) -> bool:
 def _summary(report: BatchReport) -> str:
     if report.already_complete:
         return f"{report.out} is already complete: {report.written} persona(s); nothing to do"
-    text = f"wrote {report.written} persona(s) to {report.out}"
+    where = "standard output" if str(report.out) == STDOUT else report.out
+    text = f"wrote {report.written} persona(s) to {where}"
     if report.resumed_from:
         text += f" (resumed after row {report.resumed_from})"
     if report.failed:
         text += f"; left out {report.failed} bad row(s)"
     return text
+
+
+@contextmanager
+def _stopping_on_sigterm() -> Iterator[list[int]]:
+    """Let SIGTERM (what `kill`, systemd and container runtimes send) stop a batch the way Ctrl-C does.
+
+    Yields a list that holds the signal once one arrived. The handler raises `KeyboardInterrupt`,
+    which nothing in the library catches, so the batch stops where Ctrl-C would, its checkpoint
+    intact. Outside the main thread signals cannot be handled, and SIGTERM keeps its default.
+    """
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        stopped.append(signum)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread
+        yield stopped
+        return
+    try:
+        yield stopped
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _with_progress(options: BatchOptions) -> BatchReport:

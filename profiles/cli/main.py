@@ -15,6 +15,7 @@ from ..errors import ProfilesError
 from .batch import batch
 from .generate import generate
 from .group import ProfilesGroup
+from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
 from .personas import check, explain, render, schema, validate
 from .report import report
 from .review import diff
@@ -50,7 +51,11 @@ for _command in (render, validate, check, explain, diff, schema, batch, generate
 def main() -> None:
     """Entry point of the `profiles` console script."""
     try:
-        cli.main(prog_name="profiles")
+        with guarded_stdout():  # `profiles --help` prints before any subcommand runs
+            cli.main(prog_name="profiles")
     except ProfilesError as error:  # raised outside a subcommand, e.g. while parsing
-        click.echo(f"Error: {error}", err=True)
+        click.echo(labelled("Error", str(error)), err=True)
         sys.exit(error.exit_code)
+    except OutputClosed:
+        silence_stdout()
+        sys.exit(CLOSED_PIPE_STATUS)

@@ -12,6 +12,7 @@ import click
 from ..providers import get_provider, register_provider
 from ..providers.store import StoreProvider
 from ..store.location import check_store_value, resolve_store_url
+from .output import labelled
 
 __all__ = ["parse_vars", "rollout_key_option", "showing_warnings", "store_option", "using_store"]
 
@@ -76,4 +77,4 @@ def showing_warnings() -> Iterator[None]:
             yield
         finally:
             for warning in caught:
-                click.echo(f"Warning: {warning.message}", err=True)
+                click.echo(labelled("Warning", str(warning.message)), err=True)

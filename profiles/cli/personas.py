@@ -17,10 +17,29 @@ __all__ = ["check", "explain", "render", "schema", "validate"]
 KINDS = ("system", "user", "write_memory")
 
 
+def _pick_options(command: Any) -> Any:
+    """`--name` and `--index`: which persona of a file of several `---` documents."""
+    command = click.option(
+        "--index",
+        type=click.IntRange(min=1),
+        help="In a file of several personas, the one at this place (1 is the first).",
+    )(command)
+    return click.option(
+        "--name", "persona_name", metavar="NAME", help="In a file of several personas, the one named NAME."
+    )(command)
+
+
 @click.command()
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--question", "-q", help="The question passed to the prompts.")
-@click.option("--var", "variables", multiple=True, metavar="KEY=VALUE", help="A template variable; repeatable.")
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A template variable, or an input of the prompt (question, most_recent_memories, thought, …; "
+    "resources and tools as JSON, is_retry_chat as true/false); repeatable.",
+)
 @click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh, zh-TW.")
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option(
@@ -37,6 +56,7 @@ KINDS = ("system", "user", "write_memory")
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
+@_pick_options
 @store_option
 @rollout_key_option
 def render(
@@ -49,21 +69,37 @@ def render(
     kind: str,
     strict: bool,
     as_json: bool,
+    persona_name: str | None,
+    index: int | None,
     store_url: str | None,
     rollout_key: str | None,
 ) -> None:
     """Render the prompts of the persona in PATH.
 
+    With --kind all (the default), a prompt that comes out empty (the user prompt without a
+    question, say) is left out, and a line on standard error says which were.
+
     \b
     Examples:
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
       profiles render profile_configs/summarizer.yaml --deployment prod --kind system
+      profiles render team.yaml --name Grace --var most_recent_memories="Asked about invoices"
     """
     from ..loader import load_profile
 
     given = parse_vars(variables)
+    if question is not None and "question" in given:
+        raise click.UsageError("give the question once: --question or --var question=…, not both")
+    for reserved, instead in (("strict", "--strict"), ("kind", "--kind")):
+        if reserved in given:
+            raise click.BadParameter(
+                f"{reserved!r} names an option of rendering, not a variable; use {instead}", param_hint="--var"
+            )
+    if question is not None:
+        given["question"] = question
     with showing_warnings(), using_store(store_url):  # e.g. an unknown model, shown once
-        profile = load_profile(path).create_profile(
+        config = load_profile(path, name=persona_name, index=index)
+        profile = config.create_profile(
             language=language, model=model, deployment=deployment, rollout_key=rollout_key
         )
     known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
@@ -73,40 +109,91 @@ def render(
         )
     kinds = KINDS if kind == "all" else (kind,)
     prompts = {}
+    skipped = []
     for name in kinds:
-        if name == "system":
-            prompts[name] = profile.format_system_prompt(question, strict=strict, **given)
-        elif name == "user":
-            prompts[name] = profile.format_user_prompt(question, strict=strict, **given)
-        elif name == "write_memory":
-            prompts[name] = profile.format_write_memory_prompt(question, strict=strict, **given)
-        else:
-            asked = {"question": question} if question is not None else {}
-            prompts[name] = profile.format_prompt(name, strict=strict, **asked, **given)
+        text = profile.format_prompt(name, strict=strict, **_inputs(name, given))
+        if kind == "all" and not text.strip():
+            skipped.append(name)
+            continue
+        prompts[name] = text
+    if skipped:
+        click.echo(_skipped(skipped), err=True)
     if as_json:
         click.echo(json.dumps(prompts, ensure_ascii=False, indent=2))
         return
-    for index, (name, text) in enumerate(prompts.items()):
+    for number, (name, text) in enumerate(prompts.items()):
         if len(prompts) > 1:
-            click.echo(("\n" if index else "") + f"===== {name} prompt =====")
+            click.echo(("\n" if number else "") + f"===== {name} prompt =====")
         click.echo(text)
+
+
+def _inputs(kind: str, given: dict[str, str]) -> dict[str, Any]:
+    """`--var` values as a prompt kind takes them: JSON for resources and tools, true/false for flags."""
+    from ..rendering.templates import PROMPT_INPUTS
+
+    values: dict[str, Any] = dict(given)
+    for name in ("resources", "tools"):
+        if name in values:
+            try:
+                values[name] = json.loads(values[name])
+            except ValueError as exc:
+                raise click.BadParameter(
+                    f"{name} must be JSON, e.g. {name}='[{{\"content\": \"…\"}}]' ({exc})", param_hint="--var"
+                ) from None
+    for name, default in PROMPT_INPUTS.get(kind, {}).items():
+        if isinstance(default, bool) and name in values:
+            values[name] = _flag(name, values[name])
+    return values
+
+
+def _flag(name: str, text: Any) -> bool:
+    words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+    value = words.get(str(text).strip().lower())
+    if value is None:
+        raise click.BadParameter(f"{name} must be true or false, got {text!r}", param_hint="--var")
+    return value
+
+
+def _skipped(kinds: list[str]) -> str:
+    from ..rendering.templates import PROMPT_INPUTS
+
+    def one(kind: str) -> str:
+        inputs = [name for name in PROMPT_INPUTS.get(kind, {}) if name not in ("resources", "tools", "tool_names")]
+        return f"{kind} (give {', '.join(inputs)})" if inputs else kind
+
+    names = " and ".join(one(kind) for kind in kinds)
+    what = "prompts" if len(kinds) > 1 else "prompt"
+    return f"skipped the empty {what} {names}: pass the question with --question, the rest with --var NAME=…"
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 def validate(paths: tuple[Path, ...]) -> None:
-    """Check persona files (or folders of them); list every problem, exit 2 if any."""
-    from ..loader import iter_persona_files, load_profiles
+    """Check persona files (or folders of them) without rendering; list every problem, exit 2 if any.
+
+    Every field is validated, every template and field template is compiled, and a variable or
+    prompt kind that looks like a typo of a known one is an error with a did-you-mean hint. One
+    line per persona: a file of several `---` documents prints FILE#N for each.
+
+    \b
+    Example:
+      profiles validate profile_configs/
+    """
+    from ..loader import load_persona_files
+    from ..validate import validate_config
 
     problems = []
     checked = 0
-    for file in iter_persona_files(list(paths)):
-        try:
-            load_profiles(file)
+    for loaded in load_persona_files(list(paths)):
+        problems.extend(loaded.issues)
+        checked += bool(loaded.issues)
+        for index, config in enumerate(loaded.configs, start=1):
             checked += 1
-            click.echo(f"ok {file}")
-        except ConfigError as error:
-            problems.extend(error.issues)
+            issues = validate_config(config)
+            if issues:
+                problems.extend(issues)
+                continue
+            click.echo(f"ok {loaded.label(index)}")
     if problems:
         raise ConfigError(problems)
     if not checked:
@@ -162,6 +249,7 @@ def check(
 @click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh, zh-TW.")
 @click.option("--model", "-m", help="The model the prompts are for.")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as a JSON array.")
+@_pick_options
 @store_option
 @rollout_key_option
 def explain(
@@ -170,6 +258,8 @@ def explain(
     language: str | None,
     model: str | None,
     as_json: bool,
+    persona_name: str | None,
+    index: int | None,
     store_url: str | None,
     rollout_key: str | None,
 ) -> None:
@@ -186,9 +276,13 @@ def explain(
       profiles explain profile_configs/summarizer.yaml --deployment prod
     """
     from ..explain import explain as explain_persona
+    from ..loader import load_profile
 
     with showing_warnings(), using_store(store_url):  # e.g. an unknown deployment, shown once
-        rows = explain_persona(path, deployment=deployment, language=language, model=model, rollout_key=rollout_key)
+        config = load_profile(path, name=persona_name, index=index)
+        rows = explain_persona(
+            config, deployment=deployment, language=language, model=model, rollout_key=rollout_key
+        )
     if as_json:
         click.echo(json.dumps([row.to_dict() for row in rows], ensure_ascii=False, indent=2))
         return
@@ -229,6 +323,10 @@ def _print_table(rows: list[Any]) -> None:
 @click.command()
 def schema() -> None:
     """Print the JSON Schema of persona files, for editors and CI.
+
+    \b
+    Example:
+      profiles schema > schema/persona.schema.json
 
     \b
     Point an editor at it with a modeline at the top of a persona file:

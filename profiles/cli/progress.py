@@ -6,22 +6,35 @@ these bars turn those reports into something a person watches. They draw only on
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["batch_progress", "persona_progress"]
+__all__ = ["batch_progress", "format_rate", "persona_progress"]
 
 
-def _columns(label: str, unit: str, digits: int) -> list[Any]:
+def format_rate(per_second: float) -> str:
+    """A rate as every command shows it: three significant figures, thousands separated.
+
+    2,181 rows/s, 123, 12.3, 1.23, 0.0519: one format, whether a batch makes thousands of rows a
+    second or a model writes a persona every few seconds.
+    """
+    if per_second <= 0:
+        return "0"
+    decimals = max(0, 2 - math.floor(math.log10(per_second)))
+    return f"{per_second:,.{decimals}f}"
+
+
+def _columns(label: str, unit: str) -> list[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TextColumn, TimeRemainingColumn
     from rich.text import Text
 
     class RateColumn(ProgressColumn):
         def render(self, task: Any) -> Text:
             speed = task.finished_speed or task.speed
-            return Text(f"{speed:,.{digits}f} {unit}/s" if speed else f"- {unit}/s", style="progress.data.speed")
+            return Text(f"{format_rate(speed)} {unit}/s" if speed else f"- {unit}/s", style="progress.data.speed")
 
     return [TextColumn(label), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeRemainingColumn()]
 
@@ -32,7 +45,7 @@ def batch_progress() -> Iterator[Callable[[int, int | None], None]]:
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(*_columns("[bold]batch", "rows", 0), console=Console(stderr=True), transient=True) as bar:
+    with Progress(*_columns("[bold]batch", "rows"), console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("batch", total=None)
 
         def progress(done: int, total: int | None) -> None:
@@ -47,7 +60,7 @@ def persona_progress(*, disable: bool = False) -> Any:
     from rich.progress import Progress
 
     return Progress(
-        *_columns("personas", "personas", 2),
+        *_columns("personas", "personas"),
         console=Console(file=sys.stderr),
         disable=disable or not sys.stderr.isatty(),
     )

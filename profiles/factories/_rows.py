@@ -153,18 +153,29 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
                     continue
                 number += 1
                 if len(cells) != width:
-                    yield RawRow(
-                        number,
-                        start,
-                        None,
-                        f"has {len(cells)} cells but the header has {width}; check the quoting",
-                    )
+                    yield RawRow(number, start, None, _width_problem(header, cells))
                     continue
                 yield RawRow(number, start, dict(zip(header, cells, strict=True)))
     except UnicodeDecodeError as exc:
         raise FactoryError(
             f"{path}: not UTF-8 text (byte {exc.start} of a chunk); save the file as UTF-8"
         ) from None
+
+
+def _width_problem(header: list[str], cells: list[str]) -> str:
+    """Why a row's cells do not fit the header, naming the columns left without a value."""
+    have = f"{len(cells)} cell{'s' if len(cells) != 1 else ''}"
+    if len(cells) < len(header):
+        missing = header[len(cells) :]
+        return (
+            f"has {have} but the header has {len(header)}: no value for {', '.join(map(repr, missing))}; "
+            "add the missing cells (an empty one is a comma), or check the quoting"
+        )
+    extra = len(cells) - len(header)
+    return (
+        f"has {have} but the header has {len(header)}: {extra} cell{'s' if extra != 1 else ''} after the last "
+        f"column, {header[-1]!r}; remove them, or quote a cell that holds a comma"
+    )
 
 
 def _check_header(path: Path, header: list[str]) -> None:
@@ -246,9 +257,11 @@ def _yaml(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) 
         try:
             yield from _yaml_items(path, loader)
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            where = f"{path}:{mark.line + 1}" if mark else str(path)
-            raise FactoryError(f"{where}: invalid YAML: {exc.problem or exc.context}") from None
+            from ..safe_yaml import describe_yaml_error
+
+            problem, line, _ = describe_yaml_error(exc)
+            where = f"{path}:{line}" if line else str(path)
+            raise FactoryError(f"{where}: invalid YAML: {problem}") from None
         except yaml.YAMLError as exc:
             raise FactoryError(f"{path}: invalid YAML: {exc}") from None
         finally:

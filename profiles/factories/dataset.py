@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..buckets import stable_bucket
+from ..config import kind_typos
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
 from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from ..profile import build_profile
 from ..profile_config import ProfileConfig
-from ..resolve import choose_deployment, env_template_roots, resolve_fields
+from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
 
@@ -77,6 +78,10 @@ class RowResult:
     profile_id: Any
     profile: Profile | None
     issues: tuple[RowIssue, ...] = ()
+    #: The persona fields the row itself set (its cells, shaped), for writing the persona out.
+    values: Mapping[str, Any] = field(default_factory=dict)
+    #: The template variables the row set through `variables.NAME` entries.
+    variables: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -122,22 +127,18 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..safe_yaml import read_text, safe_load
+    from ..safe_yaml import describe_yaml_error, read_text, safe_load
 
     path = Path(path)
     text = read_text(path)
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         data = safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        problem, line, column = describe_yaml_error(exc)
+        raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=str(path), line=line, column=column)) from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(
-            ConfigIssue(
-                f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
-                file=str(path),
-                line=mark.line + 1 if mark else None,
-            )
-        ) from None
+        raise ConfigError(ConfigIssue(f"invalid YAML: {exc}", file=str(path))) from None
     if not isinstance(data, dict):
         raise ConfigError(ConfigIssue("a mapping file holds `fields:` (and optionally `id:`)", file=str(path), line=1))
     unknown = sorted(str(key) for key in data if key not in ("fields", "id"))
@@ -194,8 +195,10 @@ class DatasetProfileFactory(ProfileFactory):
             `.parquet` file (needs the `parquet` extra), or any iterable of mappings.
         mapping: a `FieldMapping`, a mapping file's path, or a plain `{field: column_or_template}`.
             Without one, columns named like persona fields fill those fields.
-        base: the persona (a `ProfileConfig` or a YAML path) holding what every row shares; a
-            row's non-empty values win over it, empty cells leave its values standing.
+        base: the persona (a `ProfileConfig`, a mapping of its fields, or a YAML path) holding what
+            every row shares; a row's non-empty values win over it, empty cells leave its values
+            standing. It need not be complete: only each row's merged persona must have a name
+            and a role.
         id_column: the column holding each profile's id (overrides the mapping's `id`); without
             one, the id is the row number.
         format: the file format when the suffix does not tell it.
@@ -212,7 +215,7 @@ class DatasetProfileFactory(ProfileFactory):
         source: str | Path | Iterable[Mapping[str, Any]],
         mapping: FieldMapping | Mapping[str, str] | str | Path | None = None,
         *,
-        base: ProfileConfig | str | Path | None = None,
+        base: ProfileConfig | Mapping[str, Any] | str | Path | None = None,
         id_column: str | None = None,
         format: str | None = None,
         on_error: OnError = "raise",
@@ -304,6 +307,7 @@ class DatasetProfileFactory(ProfileFactory):
         language: str | None = None,
         model: str | None = None,
         deployment: str | None = None,
+        context: Context | None = None,
     ) -> Iterator[RowResult]:
         """One `RowResult` per row after the first `start` rows that falls in `shard`.
 
@@ -313,13 +317,19 @@ class DatasetProfileFactory(ProfileFactory):
         when rows are added or reordered. `on_error` is applied: `raise` raises at a bad row,
         `collect` appends its issues to `errors`; bad rows are yielded with their issues either way.
         The base persona's overlay for `deployment` (else `PROFILES_DEPLOYMENT`) applies to every row.
+        `context` is what every profile is created for, as in `ProfileConfig.create_profile`: its
+        language and model win over the row's and the base's (unlike `language` and `model`, which
+        fill only what both leave empty), and its deployment, when set, is used for `deployment`.
         """
         if shard is not None:
             index, count = shard
             if not (isinstance(index, int) and isinstance(count, int) and 0 <= index < count):
                 raise FactoryError(f"shard must be (index, count) with 0 <= index < count, got {shard!r}")
         fallbacks = _fallbacks(name=name, role=role, goal=goal, language=language, model=model)
-        run = self._settings(deployment)
+        if context is not None:
+            run = self._settings(context.deployment or deployment, context.language, context.model)
+        else:
+            run = self._settings(deployment)
         for raw in read_rows(self.source, self.format, self._check_columns):
             if raw.row <= start:
                 continue
@@ -384,7 +394,7 @@ class DatasetProfileFactory(ProfileFactory):
             return RowResult(raw.row, raw.line, profile_id, None, tuple(found))
         except ProfilesError as exc:
             return RowResult(raw.row, raw.line, profile_id, None, (issue(exc.message),))
-        return RowResult(raw.row, raw.line, profile_id, profile)
+        return RowResult(raw.row, raw.line, profile_id, profile, values=values, variables=variables)
 
     # -- internals -------------------------------------------------------------------------------
     def _fail(self, issues: Iterable[RowIssue]) -> None:
@@ -394,15 +404,25 @@ class DatasetProfileFactory(ProfileFactory):
             self.errors.extend(issues)
 
     @staticmethod
-    def _load_base(base: ProfileConfig | str | Path | None) -> ProfileConfig | None:
+    def _load_base(base: ProfileConfig | Mapping[str, Any] | str | Path | None) -> ProfileConfig | None:
+        """The base persona, which holds what the rows share and so need not be complete itself.
+
+        Each row's merged persona is what must be whole: a name and role may come from the rows.
+        """
         if base is None or isinstance(base, ProfileConfig):
             config = base
+        elif isinstance(base, Mapping):
+            config = ProfileConfig.from_data(base, partial=True)
         else:
             from ..loader import load_profile
 
-            config = load_profile(base)
-        if config is not None and config.factory is not None:
-            raise FactoryError("the base persona of a dataset must not have a factory of its own; remove it")
+            config = load_profile(base, partial=True)
+        if config is not None:
+            if config.factory is not None:
+                raise FactoryError("the base persona of a dataset must not have a factory of its own; remove it")
+            typos = kind_typos(config)  # a partial persona skips this check; rows cannot add kinds
+            if typos:
+                raise ConfigError(typos)
         return config
 
     def _compile(self, mapping: FieldMapping) -> tuple[_Source, ...]:
@@ -467,11 +487,11 @@ class DatasetProfileFactory(ProfileFactory):
             return value or None
         return value
 
-    def _settings(self, deployment: str | None = None) -> _Run:
-        """What every row of one pass shares: the deployment, its base persona and template roots."""
+    def _settings(self, deployment: str | None = None, language: str | None = None, model: str | None = None) -> _Run:
+        """What every row of one pass shares: the deployment, its base persona, template roots, context."""
         deployment = choose_deployment(deployment)
         base = self.base.for_deployment(deployment) if self.base is not None else None
-        return _Run(deployment, base, env_template_roots())
+        return _Run(deployment, base, env_template_roots(), language, model)
 
     def _build(
         self,
@@ -502,10 +522,13 @@ class DatasetProfileFactory(ProfileFactory):
                 update["variables"] = {**base.variables, **variables}
             update["deployments"] = {}
             config = base.model_copy(update=update)
-        context = Context(deployment=run.deployment, base_dir=config._base_dir)
+        context = Context(language=run.language, model=run.model, deployment=run.deployment, base_dir=config._base_dir)
         resolved = resolve_fields(config, context)
+        require_fields(config, resolved)
         where = f"dataset:{self.label}:{raw.line}" if raw.line is not None else f"dataset:{self.label}"
         for name in values:
+            if (name == "language" and run.language) or (name == "model" and run.model):
+                continue  # the context's argument won over the cell
             column = columns.get(name)
             origin = f"{where} row {raw.row}" + (f" column {column}" if column else f" template {name}")
             resolved[name] = Resolved(resolved[name].value, origin)
@@ -518,6 +541,8 @@ class _Run:
     deployment: str | None
     base: ProfileConfig | None
     roots: tuple[Path, ...]
+    language: str | None = None
+    model: str | None = None
 
 
 def _check_only(*args: Any, **kwargs: Any) -> None:

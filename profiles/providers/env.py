@@ -23,7 +23,15 @@ from ..secrets import looks_like_credential
 from .base import ConfigProvider
 from .dotenv import DotEnvFile, expand, read_dotenv
 
-__all__ = ["ALLOW_VARIABLE", "DEPLOYMENT_PATTERN", "ENV_LAYERS", "EnvProvider", "check_deployment", "dotenv_layers"]
+__all__ = [
+    "ALLOW_VARIABLE",
+    "DEPLOYMENT_PATTERN",
+    "ENV_LAYERS",
+    "EnvProvider",
+    "check_deployment",
+    "check_env_key",
+    "dotenv_layers",
+]
 
 #: The layers of the `env` provider, highest first.
 ENV_LAYERS = ("process environment", ".env.<deployment>", ".env")
@@ -43,6 +51,30 @@ def check_deployment(deployment: str) -> str:
             "(at most 64, starting with a letter or digit), e.g. prod or customer-42"
         )
     return deployment
+
+
+#: What an env key may not hold: path separators, `=`, whitespace, control characters; nor `..`.
+_UNSAFE_KEY = re.compile(r"[/\\=\s\x00-\x1f\x7f]")
+
+
+def check_env_key(key: str) -> str | None:
+    """Why `key` cannot name an environment variable, or None when it can.
+
+    A key is looked up in the process environment and in `.env` files; one holding a path
+    separator, `..`, a space, `=` or a control character is a mistake (or an attempt to reach
+    something else) and is refused when the persona is loaded. Store keys (`summarizer/name`)
+    belong to the store provider, which keeps its slashes.
+    """
+    if not key or not key.strip():
+        return "is empty"
+    found = _UNSAFE_KEY.search(key)
+    if found:
+        char = found.group(0)
+        what = {"/": "a '/'", "\\": "a '\\'", "=": "an '='", " ": "a space"}.get(char, f"the character {char!r}")
+        return f"holds {what}"
+    if ".." in key:
+        return "holds '..'"
+    return None
 
 
 def _display(path: str, cwd: str) -> str:
@@ -112,6 +144,9 @@ class EnvProvider(ConfigProvider):
             ResolutionError: the key (or a key it references) is refused by `PROFILES_ENV_ALLOW`,
                 a `.env` file cannot be read, or its references form a cycle.
         """
+        why = check_env_key(key)
+        if why is not None:
+            raise ResolutionError(f"env key {key!r} {why}; an environment variable's name is letters, digits and '_'")
         patterns = _allowed_patterns()
         _check_allowed(key, patterns)
         value = os.environ.get(key)

@@ -322,3 +322,52 @@ def test_base_template_roots_are_searched(write, tmp_path):
     base = write("base.yaml", "name: Agent\nrole: Helper\ntemplate_roots: [tpl]\n")
     (profile,) = DatasetProfileFactory([{"name": "Ada"}], base=base).create_profiles()
     assert profile.format_user_prompt("Refund") == "Ticket for Ada: Refund"
+
+
+def test_a_base_holds_only_what_rows_share(write, runner):
+    """A base with only a role: each row gives the name, and the merged row is what is validated."""
+    from profiles.cli import cli
+
+    base = write("shared.yaml", "role: Helper\n")
+    source = write("people.csv", "full_name\nAda\n\n")
+    factory = DatasetProfileFactory([{"full_name": "Ada"}, {"full_name": ""}], {"name": "full_name"}, base=base,
+                                    on_error="collect")
+    assert [(profile.get_name(), profile.get_role()) for profile in factory.create_profiles()] == [("Ada", "Helper")]
+    assert [str(issue) for issue in factory.errors] == [
+        "<rows>: row 2, column 'full_name', field 'name': is required, but column 'full_name' is empty here and "
+        "the base persona does not set it"
+    ]
+    mapping = write("people.map.yaml", "fields:\n  name: full_name\n")
+    out = base.parent / "out.jsonl"
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--map", str(mapping), "--base", str(base),
+                                 "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text(encoding="utf-8"))["persona"] == {"name": "Ada", "role": "Helper"}
+
+
+def test_a_base_may_be_a_mapping_of_fields():
+    factory = DatasetProfileFactory([{"name": "Ada"}], base={"role": "Helper", "goal": "Help."})
+    (profile,) = factory.create_profiles()
+    assert (profile.get_name(), profile.get_role(), profile.get_goal()) == ("Ada", "Helper", "Help.")
+
+
+def test_a_base_still_refuses_a_misspelt_kind(write):
+    base = write("shared.yaml", "role: Helper\ntemplates:\n  sytem: {inline: Hi}\n")
+    with pytest.raises(ConfigError, match="'sytem' is one letter away from the built-in 'system'"):
+        DatasetProfileFactory([{"name": "Ada"}], base=base)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("2", "has 1 cell but the header has 3: no value for 'full_name', 'job'"),
+        ("2,Ada", "has 2 cells but the header has 3: no value for 'job'"),
+        ("2,Ada,Analyst,extra", "has 4 cells but the header has 3: 1 cell after the last column, 'job'"),
+    ],
+)
+def test_a_row_of_the_wrong_width_names_the_columns(write, line, message):
+    source = write("people.csv", f"id,full_name,job\n1,Grace,Admiral\n{line}\n")
+    factory = DatasetProfileFactory(source, {"name": "full_name", "role": "job"}, on_error="collect")
+    assert len(list(factory.create_profiles())) == 1
+    (issue,) = factory.errors
+    assert str(issue).startswith(f"{source}:3: row 2: {message}")

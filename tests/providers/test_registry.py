@@ -30,11 +30,11 @@ def test_registered_provider_gets_the_context():
     register_provider("capital", provider)
     from profiles import ProfileConfig
 
-    config = ProfileConfig(name=DynConfig("x", key="ada", provider="capital"), role="r", language="fr", model="m1")
+    config = ProfileConfig(name=DynConfig("x", key="ada", provider="capital"), role="r", language="fr", model="gpt-4o")
     profile = config.create_profile(deployment="prod")
     assert profile.get_name() == "ADA"
     assert profile.provenance["name"] == "capital:ada"
-    assert provider.calls[-1] == ("ada", "fr", "m1", "prod")
+    assert provider.calls[-1] == ("ada", "fr", "gpt-4o", "prod")
 
 
 def test_register_requires_a_provider():

@@ -1,0 +1,31 @@
+"""`profiles check` renders every kind a persona can render, its template roots' kinds included."""
+
+from __future__ import annotations
+
+from profiles import check_paths
+from profiles.cli import cli
+
+
+def _persona_with_root(write, template: str, samples: str) -> object:
+    write("team/prompts/default/en/handoff.j2", template)
+    return write(
+        "team/support.yaml",
+        f"name: Ada\nrole: Support agent\ntemplate_roots: [prompts]\nsamples:\n{samples}",
+    )
+
+
+def test_a_root_kind_is_rendered_with_its_samples(write, runner):
+    """`samples: {handoff: {...}}` feeds the root's handoff template: no 'used by no template'."""
+    path = _persona_with_root(write, "{{ name }} hands {{ ticket }} over.", "  handoff: {ticket: T-1}\n")
+    result = runner.invoke(cli, ["check", str(path)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"ok {path}"
+
+
+def test_a_root_kind_missing_a_variable_is_reported(write):
+    path = _persona_with_root(write, "{{ name }} hands {{ ticket }} over.", "  agents: x\n")
+    report = check_paths([path])
+    messages = [issue.message for issue in report.issues]
+    assert any(message.startswith("handoff prompt: template 'default/en/handoff.j2' line 1 uses 'ticket'")
+               for message in messages), messages
+    assert any("sample 'agents' is used by no template" in message for message in messages), messages
