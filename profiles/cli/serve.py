@@ -1,6 +1,6 @@
-"""`profiles serve` (the studio, the HTTP API and MCP over HTTP) and `profiles mcp` (MCP over stdio).
+"""`profiles serve`: the web studio and the HTTP API over a folder of personas and the prompt store.
 
-Both need the `serve` extra; without it they say how to install it, nothing else is imported.
+It needs the `serve` extra; without it, it says how to install it, and nothing else is imported.
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def serve(
     store_cache: float,
     log_level: str,
 ) -> None:
-    """Serve the personas in FOLDER and the prompt store: the web studio at /, the HTTP API under
-    /api (described at /docs), and the personas' prompts over MCP at /mcp/.
+    """Serve the personas in FOLDER and the prompt store: the web studio at /, and the HTTP API
+    under /api (described at /docs and /openapi.json).
 
     Every write needs the token in PROFILES_SERVE_TOKEN; when it is unset, a random one is made up
     and printed. Reads need none. Stop with Ctrl-C.

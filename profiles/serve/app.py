@@ -1,7 +1,7 @@
 """`create_app(settings)`: the FastAPI application of one server, ready for uvicorn.
 
 It puts together the JSON API (`/api`, described at `/openapi.json`, browsable at `/docs`), the
-studio (`/`), the MCP prompts (`/mcp/`) and the static files, behind the `Guard` middleware, and
+studio (`/`) and the static files, behind the `Guard` middleware, and
 turns every error into an answer: a `ProfilesError` is a 4xx with its message (a 503 when the
 store's database fails); anything else is a 500 from `Guard` that names no detail, and the
 server keeps serving.
