@@ -135,6 +135,13 @@ def _add_error_handlers(app: FastAPI) -> None:
             ]
         return _answer(request, status_of(error), type(error).__name__, folder.clean(error.message), **extra)
 
+    @app.exception_handler(Warning)
+    async def warning_as_error(request: Request, warning: Warning) -> Response:
+        # a process run with warnings as errors (-W error) raises them: the unknown model or
+        # deployment that caused one is the caller's to fix, so it is a 422 like other input
+        message = state_of(request).folder.clean(str(warning))
+        return _answer(request, 422, type(warning).__name__, message)
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> Response:
         problems = []

@@ -51,9 +51,10 @@ def side_by_side(old: str, new: str, *, context: int = CONTEXT_LINES) -> list[Di
     left, right = old.splitlines(), new.splitlines()
     rows: list[DiffRow] = []
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            rows.extend(_equal(left, i1, i2, j1, context, first=i1 == 0, last=i2 == len(left)))
+    opcodes = matcher.get_opcodes()
+    for index, (tag, i1, i2, j1, j2) in enumerate(opcodes):
+        if tag == "equal":  # nothing before the first change, nor after the last, needs context
+            rows.extend(_equal(left, i1, i2, j1, context, first=index == 0, last=index == len(opcodes) - 1))
         elif tag == "replace":
             for offset in range(max(i2 - i1, j2 - j1)):
                 i, j = i1 + offset, j1 + offset

@@ -123,6 +123,10 @@ def _check_form(request: Request, state: ServeState, csrf: str) -> None:
         raise ServeError("the form's security token is missing or stale; reload the page and try again", status=403)
 
 
+def _message(error: BaseException) -> str:
+    return error.message if isinstance(error, ProfilesError) else str(error)
+
+
 def _query(**values: Any) -> str:
     return urlencode({key: value for key, value in values.items() if value not in (None, "")})
 
@@ -189,8 +193,8 @@ def compare(
             fields, question, variables = _inputs_from(request, folder.inputs(path, profile, kind))
             text = folder.render(path, kind, context, question=question, variables=variables, profile=profile)
             sides.append({"deployment": deployment, "text": text, "error": None, "inputs": fields})
-        except ProfilesError as exc:
-            sides.append({"deployment": deployment, "text": "", "error": folder.clean(exc.message), "inputs": []})
+        except (ProfilesError, Warning) as exc:
+            sides.append({"deployment": deployment, "text": "", "error": folder.clean(_message(exc)), "inputs": []})
     rows = side_by_side(sides[0]["text"], sides[1]["text"]) if not (sides[0]["error"] or sides[1]["error"]) else []
     try:
         kinds = folder.kinds(folder.profile(path, RenderContext.of(None, language, model)))
@@ -249,15 +253,15 @@ def persona(
     context = RenderContext.of(deployment, language, model)
     try:
         profile = folder.profile(path, context)
-    except ProfilesError as exc:
-        values["explain_error"] = folder.clean(exc.message)
+    except (ProfilesError, Warning) as exc:
+        values["explain_error"] = folder.clean(_message(exc))
         return page(request, "persona.html", **values)
     kinds = folder.kinds(profile)
     values["kinds"] = kinds
     try:
         values["rows"] = folder.explain(path, context)
-    except ProfilesError as exc:
-        values["explain_error"] = folder.clean(exc.message)
+    except (ProfilesError, Warning) as exc:
+        values["explain_error"] = folder.clean(_message(exc))
     if kind not in kinds:
         values["render_error"] = f"{kind!r} is not a prompt kind of this persona; its kinds are {', '.join(kinds)}"
         return page(request, "persona.html", **values)
@@ -265,8 +269,8 @@ def persona(
         fields, question, variables = _inputs_from(request, folder.inputs(path, profile, kind))
         values["inputs"] = fields
         values["text"] = folder.render(path, kind, context, question=question, variables=variables, profile=profile)
-    except ProfilesError as exc:
-        values["render_error"] = folder.clean(exc.message)
+    except (ProfilesError, Warning) as exc:
+        values["render_error"] = folder.clean(_message(exc))
     others = [name for name in entry.deployments if name != deployment]
     values["compare_link"] = f"{request.url.path}/compare?" + _query(
         kind=kind, left=deployment, right=others[0] if others else "", language=language, model=model

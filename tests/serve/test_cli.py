@@ -162,3 +162,24 @@ def test_help_shows_examples(runner):
     result = runner.invoke(cli, ["serve", "--help"])
     assert result.exit_code == 0
     assert "profiles serve profile_configs/" in result.output and "--read-only" in result.output
+
+
+def test_without_the_serve_extra_the_command_says_how_to_install_it():
+    code = (
+        "import sys; sys.modules['fastapi'] = None; sys.modules['uvicorn'] = None\n"
+        "from profiles.cli import main; sys.argv = ['profiles', 'serve', sys.argv[1]]; main()"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(CONFIGS)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "pip install 'agent-profiles[serve]'" in result.stderr and "fastapi, uvicorn" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_other_host_names_are_answered_only_when_allowed(start):
+    with start(allowed_hosts=("127.0.0.1", "studio.internal")) as live, httpx.Client(base_url=live.base) as http:
+        assert http.get("/api/health", headers={"Host": "studio.internal:8765"}).status_code == 200
+        assert http.get("/api/health", headers={"Host": "other.internal"}).status_code == 400
+    with start(allowed_hosts=("*",)) as live, httpx.Client(base_url=live.base) as http:
+        assert http.get("/api/health", headers={"Host": "anything.example"}).status_code == 200
+    settings = make_settings(CONFIGS, host="10.1.2.3", allow_hosts=("Studio.Internal",))
+    assert {"10.1.2.3", "studio.internal", "127.0.0.1"} <= set(settings.allowed_hosts)
