@@ -31,7 +31,7 @@ bodies = st.fixed_dictionaries(
 personas = st.sampled_from(
     ["planner.yaml", "summarizer.yaml", "hostile.yaml", "broken.yaml", "secretive.yaml", "bounded.yaml", "nope.yaml"]
 )
-MEANT = {200, 304, 400, 401, 403, 404, 405, 409, 413, 422}
+MEANT = {200, 304, 307, 400, 401, 403, 404, 405, 409, 413, 422}
 SLOW = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
