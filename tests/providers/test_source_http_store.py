@@ -180,3 +180,16 @@ def test_the_server_stopping_mid_run_serves_the_last_good_value(postgres_url, tm
     assert len(messages) == 2, messages
     assert all("cannot reach the prompt store at http://127.0.0.1:" in message for message in messages)
     assert "serving summarizer/name v1 label=production from before" in messages[0]
+
+
+def test_store_option_of_render_reads_a_server(served, runner, tmp_path):
+    persona = tmp_path / "p.yaml"
+    persona.write_text("name: {key: summarizer/name, provider: store, default: Nobody}\nrole: Summarizer\n")
+    result = runner.invoke(cli, ["render", str(persona), "--kind", "system", "--store", served.base])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("You are Hedy.")  # no deployment: the newest version
+
+
+def test_the_store_commands_say_a_server_is_not_a_database(runner, served):
+    result = runner.invoke(cli, ["store", "--store", served.base, "list"])
+    assert result.exit_code == 2 and "names a server (`profiles serve`), not a database" in result.output
