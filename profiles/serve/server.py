@@ -102,7 +102,8 @@ def start_lines(settings: ServeSettings, store: str) -> list[str]:
     if not is_loopback(settings.host):
         lines.append(
             f"Warning: listening on {settings.host}, not only on this machine: anyone who reaches it can read "
-            "the personas and the store; writes still need the token"
+            "the personas and the store (writes still need the token); it answers to the host names "
+            f"{', '.join(settings.allowed_hosts)} only, add others with --allow-host NAME"
         )
     lines.append("Stop with Ctrl-C.")
     return lines
