@@ -63,7 +63,7 @@ def _port(request: Request) -> int | None:
 
 
 def session_role(request: Request, state: ServeState) -> str | None:
-    """ "admin" or "writer" for a browser signed in with that token; None when not signed in."""
+    """The role of a browser signed in with a token ("admin" or "writer"); None when not signed in."""
     cookie = request.cookies.get(cookie_name(SESSION_COOKIE, _port(request)))
     if state.signer.session_matches(cookie, state.settings.admin_token):
         return "admin"
