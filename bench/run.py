@@ -264,6 +264,86 @@ def row_system_templated(settings: Settings) -> list[Row]:
     return [_timed_row(row, *_paired(subject, floor, settings), 1e6, 2.0)]
 
 
+EXAMPLES = REPO / "examples"
+
+
+def _chat_floor(source: str) -> Callable[..., str]:
+    """transformers' chat-template environment on a bare immutable sandbox: the template compiled once.
+
+    The same options, `tojson` and loop controls as transformers; inputs are prepared the way
+    transformers prepares them (rebuilt from plain data, reasoning aliased), with the same code the
+    library uses, so the row measures what the sandbox adds to a render.
+    """
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from profiles.rendering.chat_template import _alias_reasoning_fields, _plain
+
+    def tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None, sort_keys: bool = False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = tojson
+    template = env.from_string(source)
+
+    def render(messages: Any, tools: Any = None, add_generation_prompt: bool = False) -> str:
+        chat = _alias_reasoning_fields(_plain(messages))
+        return template.render(
+            messages=chat, tools=_plain(tools), documents=None, add_generation_prompt=add_generation_prompt
+        )
+
+    return render
+
+
+def row_chat_template(settings: Settings) -> list[Row]:
+    """A model's chat template (Qwen2.5, two tools, a tool call) through ChatTemplate, in the sandbox."""
+    from profiles import ChatTemplate
+
+    source = (EXAMPLES / "chat" / "qwen2.5-instruct.jinja").read_text(encoding="utf-8")
+    conversation = json.loads((EXAMPLES / "chat" / "conversation.json").read_text(encoding="utf-8"))
+    messages, tools = conversation["messages"], conversation["tools"]
+    template = ChatTemplate(source)
+    floor = _chat_floor(source)
+    row = Row("chat_template", "chat template with tools (Qwen2.5)", "µs", floor_label="same template, bare sandbox")
+
+    def subject() -> str:
+        return template.render(messages, tools=tools, add_generation_prompt=True)
+
+    def bare() -> str:
+        return floor(messages, tools, add_generation_prompt=True)
+
+    row.extra["same_output"] = subject() == bare()
+    return [_timed_row(row, *_paired(subject, bare, settings), 1e6, 1.15)]
+
+
+def _extends_floor(profile: Any, caller: dict[str, Any]) -> Callable[[], str]:
+    """The persona's child and base templates compiled once, from the same folders, in a bare sandbox."""
+    from jinja2 import FileSystemLoader
+
+    env = _bare_env()
+    env.loader = FileSystemLoader([str(root) for root in profile.renderer.roots])
+    compiled = profile.template_for("system")
+    template = env.get_template(compiled.name)
+    every = {**_system_inputs(QUESTION), **dict(profile.values), **dict(profile.bound), **caller}
+    variables = {name: every[name] for name in compiled.declared if name in every}
+    return lambda: template.render(variables).strip()
+
+
+def row_system_extends(settings: Settings) -> list[Row]:
+    """format_system_prompt of a persona whose system template extends a shared base template."""
+    from profiles import load_profile
+
+    profile = load_profile(EXAMPLES / "extends" / "support.yaml").create_profile()
+    floor = _extends_floor(profile, {"plan": "premium"})
+    label = "format_system_prompt, template extends a base"
+    row = Row("system_extends", label, "µs", floor_label="same templates, bare sandbox")
+
+    def subject() -> str:
+        return profile.format_system_prompt(QUESTION, plan="premium")
+
+    row.extra["same_output"] = subject() == floor()
+    return [_timed_row(row, *_paired(subject, floor, settings), 1e6, 1.15)]
+
+
 @dataclass(frozen=True)
 class _PlainProfile:
     """The floor of create_profile: a frozen record of the same twelve values."""
@@ -851,6 +931,8 @@ def _version(distribution: str) -> str | None:
 ROWS: dict[str, Callable[[Settings], list[Row]]] = {
     "system": row_system,
     "system_templated": row_system_templated,
+    "system_extends": row_system_extends,
+    "chat_template": row_chat_template,
     "create_literal": row_create_literal,
     "create_env": row_create_env,
     "load_1000": row_load,

@@ -105,10 +105,18 @@ _LAZY = {
     "parse_profiles": "loader",
     "persona_schema": "schema",
     "register_provider": "providers",
+    "ChatTemplate": "rendering.chat_template",
+    "JinjaAdditions": "rendering.plugins",
+    "register_extension": "rendering.plugins",
+    "register_filter": "rendering.plugins",
+    "register_global": "rendering.plugins",
+    "register_test": "rendering.plugins",
+    "render_chat_template": "rendering.chat_template",
 }
 
 __all__ = [
     "BatchError",
+    "ChatTemplate",
     "CheckReport",
     "CompositeProfileFactory",
     "ConfigError",
@@ -127,6 +135,7 @@ __all__ = [
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
+    "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",
     "OutputError",
@@ -169,7 +178,12 @@ __all__ = [
     "looks_like_credential",
     "parse_profiles",
     "persona_schema",
+    "register_extension",
+    "register_filter",
+    "register_global",
     "register_provider",
+    "register_test",
+    "render_chat_template",
 ]
 
 if TYPE_CHECKING:
@@ -194,7 +208,15 @@ if TYPE_CHECKING:
     from .providers.env import EnvProvider
     from .providers.store import StaleStoreWarning, StoreProvider
     from .react import ReactAction, ReactAnswer
+    from .rendering.chat_template import ChatTemplate, render_chat_template
     from .rendering.families import UnknownModelWarning
+    from .rendering.plugins import (
+        JinjaAdditions,
+        register_extension,
+        register_filter,
+        register_global,
+        register_test,
+    )
     from .report import diversity_report
     from .schema import persona_schema
     from .secrets import looks_like_credential

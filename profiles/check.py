@@ -169,11 +169,10 @@ def _check_kind(
             if hasattr(template, "declared"):
                 sources.append((template, (field_name,)))
     for template, path in sources:
-        for name in sorted(template.declared):
+        for name in sorted(template.required):
             if name in samples or name in placeholders or not _unknown(profile, kind, name):
                 continue
-            line = template.line_of(name)
-            where = template.label + (f" line {line}" if line and not path else "")
+            where = template.where(name) if not path else template.label
             close = closest(name, {*profile.values, *profile.bound, *samples, *kind_inputs(kind)})
             hint = f"did you mean {close!r}? Else " if close else ""
             issue(

@@ -31,6 +31,7 @@ from .fields import (
     base_dir_var,
     template_sources,
     type_name,
+    variable_values,
 )
 from .providers.env import DEPLOYMENT_PATTERN
 
@@ -89,7 +90,11 @@ class _PersonaFields(BaseModel):
         description="A prompt kind's own template: {file: path relative to this file}, {inline: text}, or "
         "{store: prompt name}, read from the prompt store when the profile is created.",
     )
-    variables: dict[str, Any] = Field(default_factory=dict, description="Default values of template variables.")
+    variables: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Values of template variables; a mapping holding `key` is resolved like a dynamic field "
+        "({key: COMPANY_NAME, default: Acme}), any other value is used as written.",
+    )
     samples: dict[str, Any] = Field(
         default_factory=dict,
         description="Sample values `profiles check` renders every prompt with: variable name to value; a key "
@@ -126,11 +131,7 @@ class _PersonaFields(BaseModel):
     @field_validator("variables", mode="before")
     @classmethod
     def _check_variables(cls, value: Any) -> Any:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
-            raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
-        return value
+        return variable_values(value)
 
     @field_validator("samples", mode="before")
     @classmethod

@@ -84,6 +84,12 @@ def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -
         value = getattr(overlay, field)
         if field in MERGED_FIELDS:
             updates[field] = {**getattr(config, field), **value}
+            if field == "variables":
+                where = config.line_of("deployments", deployment, field)
+                for name in value:
+                    sources[f"variables.{name}"] = (
+                        f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
+                    )
             continue
         updates[field] = value
         if field in PROFILE_FIELDS:

@@ -141,7 +141,21 @@ class UnknownProviderError(ResolutionError, LookupError):
 
 
 class RenderError(ProfilesError):
-    """Raised when a template fails to compile or render."""
+    """Raised when a template fails to compile or render.
+
+    `template` and `line` say where, when known (for an error inside an included or parent
+    template, that file); `limit` names the setting of the bound that tripped, when one did:
+    `PROFILES_MAX_OUTPUT_CHARS`, `PROFILES_MAX_RENDER_SECONDS`, or a constant of
+    `profiles.rendering.budget` such as `MAX_VALUE_CHARS`.
+    """
+
+    def __init__(
+        self, message: str, *, template: str | None = None, line: int | None = None, limit: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.template = template
+        self.line = line
+        self.limit = limit
 
 
 class TemplateNotFoundError(RenderError, LookupError):

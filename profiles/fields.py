@@ -40,6 +40,7 @@ __all__ = [
     "confine_root_var",
     "template_sources",
     "type_name",
+    "variable_values",
 ]
 
 #: Fields holding one text each.
@@ -113,6 +114,30 @@ def _text(value: Any) -> Any:
         return _dynamic(value, list_field=False)
     hint = "; join the items into one text" if isinstance(value, (list, tuple)) else "; quote it"
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
+
+
+def variable_values(value: Any) -> dict[str, Any]:
+    """`variables:`: each name's literal value, or a dynamic entry resolved like a dynamic field.
+
+    A mapping holding `key` is dynamic (`company: {key: COMPANY_NAME, default: Acme}`), with the
+    keys a dynamic field takes; any other value, mappings included, is the variable's value as is.
+    """
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
+    result: dict[str, Any] = {}
+    for name, item in value.items():
+        if isinstance(item, Mapping) and "key" in item:
+            try:
+                result[name] = _dynamic(item, list_field=False)
+            except PydanticCustomError as exc:
+                raise PydanticCustomError(
+                    "variable_dynamic", "variable {name}: {reason}", {"name": repr(name), "reason": str(exc)}
+                ) from None
+        else:
+            result[name] = item
+    return result
 
 
 def _text_list(value: Any) -> Any:

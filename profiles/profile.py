@@ -7,19 +7,29 @@ rendering is pure and the same profile renders the same prompt from any thread.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import tracing
-from .context import Resolved
-from .errors import ProfilesError, RenderError, ResourceError, SecretError, TemplateNotFoundError
+from .context import Context, Resolved
+from .errors import (
+    ConfigError,
+    ConfigIssue,
+    ProfilesError,
+    RenderError,
+    ResourceError,
+    SecretError,
+    TemplateNotFoundError,
+)
 from .fields import TemplateSource
 from .provenance import ExplainRow, explain_profile
 from .react import KEYWORDS
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
+from .resolve import resolve_variables
 from .resources import check_resources
 from .secrets import redact
 from .tools import Tool, ToolSpecError, parse_tools
@@ -97,10 +107,16 @@ class _Plan:
     unresolved: tuple[str, ...]
     #: Declared variables that hold a secret the persona does not allow into prompts.
     secret: tuple[str, ...]
-    #: Declared fields whose values are templates themselves.
+    #: Fields whose values are templates themselves that this render needs (the template reads
+    #: them, or a field it reads reads them), in the order they must render: each after those it reads.
     fields: tuple[tuple[str, Any], ...]
     #: Every variable the template or its templated fields read, for strict mode.
     used: frozenset[str]
+    #: Names the template reads that the caller may give; with an open template (a name computed
+    #: at render time in `{% include %}`), None: every variable the caller gives is passed.
+    passed: frozenset[str] | None
+    #: Templated fields whose rendered text the template reads (a variable of that name wins).
+    field_targets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,6 +138,11 @@ class DefaultProfile(Profile):
     allow_secrets: frozenset[str] = frozenset()
     #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    #: The persona's `variables:` as resolved for this profile, each with its source.
+    resolved_variables: Mapping[str, Resolved] = field(default_factory=lambda: MappingProxyType({}))
+    #: Where each templated field (or list item) and each own template was written, for errors:
+    #: `planner.yaml:7`, `overlay prod: planner.yaml:12`.
+    origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
     #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
     plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
@@ -182,10 +203,12 @@ class DefaultProfile(Profile):
     def provenance(self) -> dict[str, str]:
         """Where each field's value came from, e.g. `env:SUMMARY_PROFILE_NAME from .env.prod` or `default`.
 
-        Templates from the store follow the fields as `templates.<kind>`, and the stored prompts
-        they include as `include store:<name>`, each with its version and label.
+        The persona's `variables:` follow as `variables.<name>`, templates from the store as
+        `templates.<kind>`, and the stored prompts they include as `include store:<name>`, each with
+        its version and label.
         """
         found = {name: item.source for name, item in self.resolved.items()}
+        found.update((f"variables.{name}", item.source) for name, item in self.resolved_variables.items())
         for kind, template in self.templates.items():
             if template.store_key:
                 found[f"templates.{kind}"] = template.origin
@@ -244,7 +267,25 @@ class DefaultProfile(Profile):
         return explain_profile(self)
 
     def _secret_values(self) -> list[Any]:
-        return [item.value for item in self.resolved.values() if item.secret and item.value is not None]
+        items = (*self.resolved.values(), *self.resolved_variables.values())
+        return [item.value for item in items if item.secret and item.value is not None]
+
+    @cached_property
+    def _withheld_names(self) -> frozenset[str]:
+        """Fields and variables holding a secret the persona does not allow into prompts."""
+        return frozenset(name for name in (*self.values, *self.bound) if self._withheld(name) is not None)
+
+    def _withheld(self, name: str) -> Resolved | None:
+        """The resolved field or variable `name` when it holds a secret the persona does not allow."""
+        if name in self.bound:  # a variable (or a `partial` value) stands in front of a field of that name
+            item = self.resolved_variables.get(name)
+            if item is not None and self.bound[name] is not item.value:
+                item = None  # replaced by `partial`
+        else:
+            item = self.resolved.get(name)
+        if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
+            return item
+        return None
 
     # rendering -------------------------------------------------------------
     def known_kinds(self) -> tuple[str, ...]:
@@ -418,14 +459,20 @@ class DefaultProfile(Profile):
         try:
             return self._render_unsafe(kind, inputs, caller, strict)
         except ProfilesError as exc:
+            error = exc
+            if isinstance(exc, RenderError) and exc.limit == "PROFILES_MAX_OUTPUT_CHARS":
+                error = self._oversized(exc, kind, caller)
             secrets = self._secret_values()
-            if not secrets:
-                raise
             # a template's error may quote what it rendered; an allowed secret must not leak that way
-            text = redact(exc.message, secrets)
+            text = redact(error.message, secrets) if secrets else error.message
             if text == exc.message:
                 raise
-            raise (SecretError(text) if isinstance(exc, SecretError) else RenderError(text)) from None
+            if text == error.message:
+                raise error from None
+            if isinstance(error, SecretError):
+                raise SecretError(text) from None
+            template, limit = getattr(error, "template", None), getattr(error, "limit", None)
+            raise RenderError(text, template=template, limit=limit) from None
 
     def _render_unsafe(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
         plan = self.plans.get(kind)
@@ -434,7 +481,7 @@ class DefaultProfile(Profile):
         compiled = plan.compiled
         if tracing.recording():  # one dictionary lookup when no application traces
             tracing.annotate(self.trace_attributes(kind))
-        declared = compiled.declared
+        passed = plan.passed
         if strict and caller:
             extra = sorted(name for name in caller if name not in plan.used)
             if extra:
@@ -444,10 +491,10 @@ class DefaultProfile(Profile):
                 )
         variables = plan.shared.copy()
         for name, value in inputs.items():
-            if value is not None and name in declared:
+            if value is not None and (passed is None or name in passed):
                 variables[name] = value
         for name, value in caller.items():
-            if name in declared:
+            if passed is None or name in passed:
                 variables[name] = value
         if plan.unresolved:
             for name in plan.unresolved:
@@ -456,82 +503,147 @@ class DefaultProfile(Profile):
         if plan.secret:
             for name in plan.secret:
                 if name not in caller and inputs.get(name) is None:
-                    raise _secret_error(name, self.resolved[name], compiled, kind)
+                    raise _secret_error(name, self._withheld(name) or Resolved(None, "?"), compiled, kind)
         if plan.fields:
-            lookup = self._lookup(kind, inputs, caller)
+            rendered: dict[str, Any] = {}
+            lookup = self._lookup(kind, inputs, caller, rendered)
             for field_name, templates in plan.fields:
                 if isinstance(templates, tuple):
-                    variables[field_name] = tuple(
+                    value: Any = tuple(
                         self._render_field(item, lookup) if isinstance(item, CompiledTemplate) else item
                         for item in templates
                     )
                 else:
-                    variables[field_name] = self._render_field(templates, lookup)
+                    value = self._render_field(templates, lookup)
+                rendered[field_name] = value
+                if field_name in plan.field_targets and field_name not in caller:
+                    variables[field_name] = value
         return self.renderer.render(compiled, variables).strip()
 
     def _plan(self, kind: str) -> _Plan:
         """What every render of `kind` shares: the template and the values that do not vary per call."""
         compiled = self.template_for(kind)
         defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        names: Iterable[str] = compiled.declared
+        if not compiled.closed:  # which variables the template reads is known only at render time
+            names = dict.fromkeys((*compiled.declared, *self.bound, *self.values, *defaults))
         shared: dict[str, Any] = {}
         secret = []
         unresolved = []
-        for name in compiled.declared:
-            if name in self.bound:
+        for name in names:
+            if name in self._withheld_names:
+                if name in compiled.declared:  # an open template is not given a secret it may not read
+                    secret.append(name)
+            elif name in self.bound:
                 shared[name] = self.bound[name]
             elif name in self.values:
-                item = self.resolved.get(name)
-                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
-                    secret.append(name)
-                else:
-                    shared[name] = self.values[name]
+                shared[name] = self.values[name]
             elif name in defaults:
                 shared[name] = defaults[name]
-            else:
+            elif name in compiled.required:
                 unresolved.append(name)
         unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
-        fields = tuple(
-            (name, templates) for name, templates in self.field_templates.items() if name in compiled.declared
-        )
+        fields = self._needed_fields(compiled.declared)
         used = set(compiled.declared)
         for template in self._field_template_list():
             used |= template.declared
-        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used))
+        passed = frozenset(compiled.declared) if compiled.closed else None
+        targets = frozenset(name for name, _ in fields if name in compiled.declared and name not in self.bound)
+        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed, targets)
 
-    def _lookup(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]) -> Any:
-        """Find a field template's variable the way the prompt's own variables are found."""
+    def _needed_fields(self, read: Iterable[str]) -> tuple[tuple[str, Any], ...]:
+        """The templated fields a template reading `read` needs, each after the fields it reads."""
+        needed: set[str] = set()
+        stack = [name for name in read if name in self.field_templates]
+        while stack:
+            name = stack.pop()
+            if name not in needed:
+                needed.add(name)
+                stack.extend(_reads(self.field_templates[name]) & self.field_templates.keys())
+        # field_templates is kept in dependency order (see build_profile)
+        return tuple((name, templates) for name, templates in self.field_templates.items() if name in needed)
+
+    def _lookup(
+        self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], rendered: Mapping[str, Any]
+    ) -> Any:
+        """Find a field template's variable the way the prompt's own variables are found.
+
+        A field that is itself a template gives its rendered text, so `desc: "{{ goal }}"` reads
+        the goal with its own variables filled in.
+        """
         defaults = _defaults(kind)
+        bound, values, withheld = self.bound, self.values, self._withheld_names
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
                 return caller[name]
-            if inputs.get(name) is not None:
-                return inputs[name]
-            if name in self.bound:
-                return self.bound[name]
-            if name in self.values:
-                item = self.resolved.get(name)
-                if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
-                    raise _secret_error(name, item, template, kind)
-                return self.values[name]
+            value = inputs.get(name)
+            if value is not None:
+                return value
+            if name in withheld:
+                raise _secret_error(name, self._withheld(name), template, kind)  # type: ignore[arg-type]
+            if name in bound:
+                return bound[name]
+            if name in values:
+                return rendered[name] if name in rendered else values[name]
             if name in defaults:
                 return defaults[name]
+            if name not in template.required:
+                return _ABSENT
             raise self._missing(name, template, kind)
 
         return lookup
 
-    @staticmethod
-    def _missing(name: str, template: CompiledTemplate, kind: str) -> RenderError:
-        line = template.line_of(name)
-        where = template.label + (f" line {line}" if line else "")
+    def _missing(self, name: str, template: CompiledTemplate, kind: str) -> RenderError:
+        item = template.variables.get(name)
         return RenderError(
-            f"{where} uses {name!r}, which is not a profile field, not an input of the {kind} "
-            f"prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on the "
-            "command line) or give it a default under 'variables:' in the persona"
+            f"{self._origin(template)}{template.where(name)} uses {name!r}, which is not a profile field, not an "
+            f"input of the {kind} prompt, and was not given; pass it ({name}=... in Python, --var {name}=... on "
+            "the command line) or give it a default under 'variables:' in the persona",
+            template=item.template if item is not None else template.name,
+            line=item.line if item is not None else None,
         )
 
+    def _origin(self, template: CompiledTemplate) -> str:
+        """`planner.yaml:7: ` for a template written in the persona (a field, an own template), else nothing."""
+        where = self.origins.get(template.name)
+        return f"{where}: " if where else ""
+
     def _render_field(self, template: CompiledTemplate, lookup: Any) -> str:
-        return self.renderer.render(template, {name: lookup(name, template) for name in template.declared})
+        values = {name: lookup(name, template) for name in template.declared}
+        if template.required is not template.declared:  # an optional variable nothing gives stays undefined
+            values = {name: value for name, value in values.items() if value is not _ABSENT}
+        try:
+            return self.renderer.render(template, values)
+        except RenderError as exc:
+            origin = self._origin(template)
+            if not origin:
+                raise
+            raise RenderError(
+                f"{origin}{exc.message}", template=exc.template, line=exc.line, limit=exc.limit
+            ) from None
+
+    def _oversized(self, exc: RenderError, kind: str, caller: Mapping[str, Any]) -> RenderError:
+        """The output limit tripped: name the value that holds most of it, and where it was written."""
+        limit = self.renderer.max_output_chars
+        values = {**self.values, **self.bound, **caller}
+        size, name = max(((_text_size(value), name) for name, value in values.items()), default=(0, ""))
+        if size < limit // 2:
+            return exc  # no one value is to blame: the template's own message says what to do
+        if name in caller:
+            what = f"variable {name!r}, as passed,"
+        elif name in self.bound:
+            item = self.resolved_variables.get(name)
+            what = f"variable {name!r}" + (f" ({_place(item.source)})" if item is not None else "")
+        else:
+            what = f"field {name!r} ({_place(self.resolved[name].source)})"
+        return RenderError(
+            f"{what} holds {size} characters, so the {kind} prompt would pass the output limit of {limit} "
+            "characters; shorten it, or raise the limit (PROFILES_MAX_OUTPUT_CHARS, or "
+            f"Renderer(max_output_chars=…)). {exc.message}",
+            template=exc.template,
+            limit=exc.limit,
+        )
 
     def _field_template_list(self) -> list[CompiledTemplate]:
         found = []
@@ -566,6 +678,7 @@ def build_profile(
     templates: Mapping[str, TemplateSource] | None = None,
     includes: Mapping[str, TemplateSource] | None = None,
     origin: Mapping[str, Any] | None = None,
+    variables: Mapping[str, Resolved] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
 
@@ -576,27 +689,52 @@ def build_profile(
     say): braces in them are printed as they are and never run. `includes` are the texts of the
     named parts the templates include (fetched by resolution); the renderer serves them by name,
     sandboxed and bounded like any template. `origin` says what the profile was made from.
+    `variables` are the persona's `variables:` as resolved (`resolve.resolve_variables`); by
+    default they are resolved here for the profile's language and model.
+
+    Templated fields are kept in the order they render in: a field that reads another renders
+    after it, so it reads the other's text with its variables filled in.
+
+    Raises:
+        RenderError: a field's template syntax does not parse.
+        ConfigError: templated fields read each other in a circle.
     """
     sources = {name: part.source for name, part in includes.items()} if includes else None
     renderer = get_renderer(template_roots, sources)
     values = {name: item.value for name, item in resolved.items()}
+    if variables is None:
+        context = Context(language=values.get("language"), model=values.get("model"), base_dir=config._base_dir)
+        variables = resolve_variables(config, context)
+    origins: dict[str, str] = {}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
         if resolved[name].secret or name in literal:
             continue
         if isinstance(value, str) and has_template_syntax(value):
-            field_templates[name] = _compile_field(renderer, name, value)
+            where = _written(config, resolved[name], name)
+            field_templates[name] = _compile_field(renderer, name, value, where, origins)
         elif isinstance(value, tuple) and any(isinstance(item, str) and has_template_syntax(item) for item in value):
             field_templates[name] = tuple(
-                _compile_field(renderer, f"{name}[{index}]", item) if has_template_syntax(item) else item
+                _compile_field(
+                    renderer, f"{name}[{index}]", item, _written(config, resolved[name], name, index), origins
+                )
+                if has_template_syntax(item)
+                else item
                 for index, item in enumerate(value)
             )
+    bound = {name: item.value for name, item in variables.items()}
+    field_templates = _in_dependency_order(field_templates, bound, resolved)
+    own = dict(config.templates if templates is None else templates)
+    for kind, template in own.items():
+        where = config.line_of("templates", kind) or config.line_of("templates")
+        if where:
+            origins[f"{kind} ({template.origin})"] = f"{where[0]}:{where[1]}"
     return DefaultProfile(
         profile_id=profile_id,
         resolved=MappingProxyType(dict(resolved)),
         values=MappingProxyType(values),
-        templates=MappingProxyType(dict(config.templates if templates is None else templates)),
-        bound=MappingProxyType(dict(config.variables)),
+        templates=MappingProxyType(own),
+        bound=MappingProxyType(bound),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
         family=renderer.family_for(values.get("model")),
@@ -606,7 +744,85 @@ def build_profile(
         metadata=MappingProxyType(config.metadata),
         includes=MappingProxyType(dict(includes or {})),
         origin=MappingProxyType(dict(origin or {})),
+        resolved_variables=MappingProxyType(dict(variables)),
+        origins=MappingProxyType(origins),
     )
+
+
+def _written(config: PersonaModel, item: Resolved, name: str, index: int | None = None) -> str | None:
+    """Where a field (or one item of a list field) was written, for errors: `planner.yaml:7`, or None."""
+    if item.source.startswith("yaml:"):
+        where = config.line_of(name, index) if index is not None else None  # type: ignore[arg-type]
+        return f"{where[0]}:{where[1]}" if where else item.source[5:]
+    if item.source.startswith("overlay "):
+        return item.source
+    return None
+
+
+def _in_dependency_order(
+    field_templates: dict[str, Any], bound: Mapping[str, Any], resolved: Mapping[str, Resolved]
+) -> dict[str, Any]:
+    """The templated fields ordered so that each comes after the templated fields it reads."""
+    reads = {
+        name: (_reads(templates) & field_templates.keys()) - bound.keys() for name, templates in field_templates.items()
+    }
+    if not any(reads.values()):
+        return field_templates
+    order: list[str] = []
+    state: dict[str, str] = {}
+
+    def visit(name: str, path: list[str]) -> None:
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "visiting":
+            circle = [*path[path.index(name) :], name]
+            source = resolved[circle[0]].source
+            file, _, line = _place(source).rpartition(":")
+            raise ConfigError(
+                ConfigIssue(
+                    f"fields read each other in a circle: {' → '.join(circle)}; write one of them out without "
+                    "the others' {{ }}",
+                    circle[0],
+                    file if source.startswith("yaml:") and file else None,
+                    int(line) if source.startswith("yaml:") and line.isdigit() else None,
+                )
+            )
+        state[name] = "visiting"
+        for other in sorted(reads[name]):
+            visit(other, [*path, name])
+        state[name] = "done"
+        order.append(name)
+
+    for name in field_templates:
+        visit(name, [])
+    return {name: field_templates[name] for name in order}
+
+
+#: What a field template's lookup returns for an optional variable nothing gives.
+_ABSENT = object()
+
+
+def _reads(templates: Any) -> set[str]:
+    """Every variable a templated field (or its templated list items) reads."""
+    items = templates if isinstance(templates, tuple) else (templates,)
+    read: set[str] = set()
+    for item in items:
+        if isinstance(item, CompiledTemplate):
+            read |= item.declared
+    return read
+
+
+def _text_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
+        return sum(map(len, value))
+    return 0
+
+
+def _place(source: str) -> str:
+    """Where a value was written, for a message: `planner.yaml:6` for `yaml:planner.yaml:6`, else its source."""
+    return source[5:] if source.startswith("yaml:") else source
 
 
 def _text_hash(text: str) -> str:
@@ -639,11 +855,16 @@ def _check_required(kind: str, compiled: CompiledTemplate) -> None:
         )
 
 
-def _compile_field(renderer: Renderer, name: str, text: str) -> CompiledTemplate:
+def _compile_field(
+    renderer: Renderer, name: str, text: str, where: str | None, origins: dict[str, str]
+) -> CompiledTemplate:
+    label = f"field '{name}'"
+    if where:
+        origins[label] = where
     try:
-        return renderer.compile(text, f"field '{name}'")
+        return renderer.compile(text, label)
     except RenderError as exc:
+        prefix = f"{where}: " if where else ""
         raise RenderError(
-            f"field '{name}' holds template syntax that does not parse ({exc.message}); "
-            "to keep braces literal, wrap them in {% raw %}…{% endraw %}"
+            f"{prefix}field '{name}' holds template syntax that does not parse: {exc.message}", line=exc.line
         ) from None

@@ -31,6 +31,7 @@ from .resolve import (
     is_literal,
     require_fields,
     resolve_fields,
+    resolve_variables,
 )
 from .secrets import redact
 
@@ -152,6 +153,7 @@ def create_profile(
         templates=templates,
         includes=includes,
         origin={"file": persona._source_file, "deployment": deployment},
+        variables=resolve_variables(config, chosen),
     )
     if tracing.recording():
         tracing.annotate(built.trace_attributes())

@@ -1,8 +1,8 @@
 """Provenance for people: `explain` lists every field of a profile, its value and where it came from.
 
-The answer to "why is the summarizer called Plato in prod?": a row per field naming the YAML
-file and line, the deployment overlay, the env key and the file (or the process) that gave it, or
-the default. Secrets show as `***`.
+The answer to "why is the summarizer called Plato in prod?": a row per field and per template
+variable naming the YAML file and line, the deployment overlay, the env key and the file (or the
+process) that gave it, or the default. Secrets show as `***`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ class Explainable(Protocol):
 
 
 def explain_profile(profile: Explainable) -> list[ExplainRow]:
-    """The rows of a created profile, in the order `PROFILE_FIELDS` lists the fields."""
+    """The rows of a created profile: its fields in the order `PROFILE_FIELDS` lists them, then each
+    of its `variables:` as `variables.<name>`, then each template fetched from the store."""
     resolved = profile.resolved
     names = [name for name in PROFILE_FIELDS if name in resolved]
     names += [name for name in resolved if name not in names]
@@ -50,6 +51,9 @@ def explain_profile(profile: Explainable) -> list[ExplainRow]:
         item = resolved[name]
         value = MASK if item.secret and item.value is not None else item.value
         rows.append(ExplainRow(name, value, item.source, item.secret))
+    for name, item in getattr(profile, "resolved_variables", {}).items():
+        value = MASK if item.secret and item.value is not None else item.value
+        rows.append(ExplainRow(f"variables.{name}", value, item.source, item.secret))
     for kind, template in profile.templates.items():
         if getattr(template, "store_key", None):  # the version and label the store gave
             rows.append(ExplainRow(f"templates.{kind}", template.source, template.origin))

@@ -42,6 +42,7 @@ __all__ = [
     "literal_fields",
     "require_fields",
     "resolve_fields",
+    "resolve_variables",
 ]
 
 #: The deployment used when none is given.
@@ -109,6 +110,7 @@ def is_literal(config: PersonaModel) -> bool:
         literal = memo["literal"] = (
             config.factory is None
             and not literal_fields(config)[1]
+            and not any(isinstance(value, ConfigInfo) for value in config.variables.values())
             and not any(_uses_store(item) for item in config.templates.values())
         )
     return literal  # type: ignore[no-any-return]
@@ -151,6 +153,61 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
             item = replace(item, value=tuple(item.value))
         resolved[field] = item
     return {field: resolved[field] for field in PROFILE_FIELDS}
+
+
+def resolve_variables(config: PersonaModel, context: Context | None = None) -> dict[str, Resolved]:
+    """Each `variables:` entry's value and source for `context`, dynamic entries resolved like fields.
+
+    Literal entries keep the line they were written on (`yaml:a.yaml:15`, `overlay prod: a.yaml:9`);
+    a dynamic one names its provider's source (`env:COMPANY_NAME`) or `default`. The context's
+    language and model should be the resolved ones, as for fields.
+
+    Raises:
+        ResolutionError: a provider failed or is unknown.
+    """
+    if not config.variables:
+        return {}
+    literal, dynamic = _literal_variables(config)
+    if not dynamic:
+        return dict(literal)
+    context = context or Context()
+    resolved = {}
+    for name, value in config.variables.items():
+        if name in literal:
+            resolved[name] = literal[name]
+            continue
+        try:
+            item = value.resolve(context)
+        except ResolutionError as exc:
+            raise ResolutionError(f"variable {name!r}: {exc.message}") from exc
+        if isinstance(item.value, list):
+            item = Resolved(tuple(item.value), item.source, item.secret)
+        resolved[name] = item
+    return resolved
+
+
+def _literal_variables(config: PersonaModel) -> tuple[Mapping[str, Resolved], tuple[str, ...]]:
+    """The literal variables with their sources, and the names of the dynamic ones; worked out once."""
+    memo = config.__pydantic_private__["_memo"]
+    split = memo.get("variables")
+    if split is None:
+        private = config.__pydantic_private__ or {}
+        overlays = private.get("_overlay_sources") or {}
+        source_file = private.get("_source_file")
+        fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+        literal: dict[str, Resolved] = {}
+        dynamic: list[str] = []
+        for name, value in config.variables.items():
+            if isinstance(value, ConfigInfo):
+                dynamic.append(name)
+                continue
+            source = overlays.get(f"variables.{name}")
+            if source is None:
+                where = config.line_of("variables", name) or config.line_of("variables")
+                source = f"yaml:{where[0]}:{where[1]}" if where else fallback
+            literal[name] = Resolved(value, source)
+        split = memo["variables"] = (MappingProxyType(literal), tuple(dynamic))
+    return split  # type: ignore[no-any-return]
 
 
 def require_fields(

@@ -227,11 +227,29 @@ def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
                 yield key_node.value, key_node, value_node
 
 
+#: Top-level keys whose entries get lines of their own, for provenance and errors.
+_ITEMIZED = frozenset({"variables", "templates"})
+
+
 def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ...], int]:
-    """Where each top-level key and each `<nested>.<name>.<key>` starts; the first of duplicates."""
+    """Where each top-level key, some of their entries, and each `<nested>.<name>.<key>` starts.
+
+    The first of duplicates counts. Entries of `variables:` and `templates:` are keyed by name
+    (`("variables", "company")`), and items of a list that may be templates by index
+    (`("constraints", 2)`), so a provenance row or an error can point at the one entry's line.
+    """
     lines: dict[tuple[str, ...], int] = {}
     for key, key_node, value_node in _keys(root):
         lines.setdefault((key,), key_node.start_mark.line + 1)
+        kind = value_node.__class__
+        if kind is yaml.SequenceNode:
+            for index, item in enumerate(value_node.value):
+                # only items that may be templates: their errors point at their own line
+                if item.__class__ is yaml.ScalarNode and "{" in item.value:
+                    lines.setdefault((key, index), item.start_mark.line + 1)  # type: ignore[arg-type]
+        elif key in _ITEMIZED and kind is yaml.MappingNode:
+            for name, name_node, _ in _keys(value_node):
+                lines.setdefault((key, name), name_node.start_mark.line + 1)
         if key in nested:
             for deployment, deployment_node, overlay_node in _keys(value_node):
                 lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)

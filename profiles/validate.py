@@ -161,7 +161,7 @@ class _Checker:
             if own_text:
                 where = f"line {line}" if line else "its text"
             else:
-                where = compiled.label + (f" line {line}" if line else "")
+                where = compiled.where(name)  # the file that reads it: this one, or one it extends or includes
             self._issue(
                 f"{where} uses {name!r}, which this persona does not give; did you mean {close!r}? If {name!r} is "
                 "passed at render time, list it under 'samples:' (or 'variables:' with a default)",

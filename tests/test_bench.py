@@ -81,6 +81,8 @@ def test_rows_cover_the_issue(bench):
     assert list(bench.ROWS) == [
         "system",
         "system_templated",
+        "system_extends",
+        "chat_template",
         "create_literal",
         "create_env",
         "load_1000",
@@ -92,6 +94,24 @@ def test_rows_cover_the_issue(bench):
         "langchain",
         "haystack",
     ]
+
+
+def test_template_floors_render_the_same_text(bench):
+    """The chat-template and extends rows compare like with like: the floors print the same text."""
+    import json
+
+    from profiles import ChatTemplate, load_profile
+
+    source = (bench.EXAMPLES / "chat" / "qwen2.5-instruct.jinja").read_text(encoding="utf-8")
+    conversation = json.loads((bench.EXAMPLES / "chat" / "conversation.json").read_text(encoding="utf-8"))
+    messages, tools = conversation["messages"], conversation["tools"]
+    ours = ChatTemplate(source).render(messages, tools=tools, add_generation_prompt=True)
+    assert ours == bench._chat_floor(source)(messages, tools, True)
+    assert "<tools>" in ours and "<tool_call>" in ours
+    profile = load_profile(bench.EXAMPLES / "extends" / "support.yaml").create_profile()
+    text = profile.format_system_prompt(bench.QUESTION, plan="premium")
+    assert text == bench._extends_floor(profile, {"plan": "premium"})()
+    assert "Offer a call back" in text and "You are Ada" in text
 
 
 def test_floor_renders_the_same_prompt(bench):

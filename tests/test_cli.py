@@ -41,7 +41,9 @@ def test_render_strict(runner, configs):
 def test_missing_variable_is_one_clean_error(runner, configs):
     result = runner.invoke(cli, ["render", str(configs / "planner.yaml"), "--kind", "system"])
     assert result.exit_code == 2
-    assert result.output.startswith("Error: field 'expand_prompt' line 1 uses 'agents'")
+    persona = configs / "planner.yaml"
+    line = persona.read_text().splitlines().index("expand_prompt: |-") + 1
+    assert result.output.startswith(f"Error: {persona}:{line}: field 'expand_prompt' line 1 uses 'agents'")
     assert "Traceback" not in result.output
 
 

@@ -13,6 +13,7 @@ import click
 
 from ..errors import ProfilesError
 from .batch import batch
+from .chat import chat_template
 from .generate import generate
 from .group import ProfilesGroup
 from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
@@ -38,13 +39,14 @@ def cli() -> None:
       profiles explain profile_configs/summarizer.yaml --deployment prod
       profiles diff persona.yaml --deployment staging --deployment prod
       profiles schema > persona.schema.json
+      profiles chat-template tokenizer_config.json conversation.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
       profiles serve profile_configs/
     """
 
 
-for _command in (render, validate, check, explain, diff, schema, batch, generate, report, store, serve):
+for _command in (render, validate, check, explain, diff, schema, chat_template, batch, generate, report, store, serve):
     cli.add_command(_command)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,7 +37,7 @@ from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, Pr
 from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from ..profile import build_profile
 from ..profile_config import ProfileConfig
-from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields
+from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields, resolve_variables
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
 
@@ -533,7 +533,15 @@ class DatasetProfileFactory(ProfileFactory):
             origin = f"{where} row {raw.row}" + (f" column {column}" if column else f" template {name}")
             resolved[name] = Resolved(resolved[name].value, origin)
         roots = (*config.template_roots, *run.roots)
-        return build_profile(config, profile_id, resolved, template_roots=roots, literal=values.keys())
+        chosen = replace(context, language=resolved["language"].value, model=resolved["model"].value)
+        bound = resolve_variables(config, chosen)
+        for name in variables:
+            column = columns.get(f"{VARIABLE_PREFIX}{name}")
+            origin = f"{where} row {raw.row}" + (f" column {column}" if column else f" template {name}")
+            bound[name] = Resolved(bound[name].value, origin)
+        return build_profile(
+            config, profile_id, resolved, template_roots=roots, literal=values.keys(), variables=bound
+        )
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,18 @@ render's budget. The globals are `range` (capped), `dict` and `namespace` only: 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+from collections.abc import Callable, Iterator
+from functools import update_wrapper
 from typing import Any
 
-from jinja2.utils import Namespace
+from jinja2 import Undefined
+from jinja2.utils import Namespace, _PassArg
 
 from .budget import (
     FALLBACK_SECONDS,
     MAX_RANGE,
+    MAX_VALUE_CHARS,
     LimitExceeded,
     RenderBudget,
     active_budget,
@@ -26,7 +30,18 @@ from .budget import (
     deep_size,
 )
 
-__all__ = ["SIZED_METHODS", "bounded_filters", "budgeted", "check_method", "prompt_globals", "sentence"]
+__all__ = [
+    "SIZED_METHODS",
+    "bounded_filters",
+    "budgeted",
+    "check_method",
+    "json_size",
+    "prompt_globals",
+    "sentence",
+    "sized",
+    "stepped",
+    "wraps_routine",
+]
 
 
 def sentence(value: Any, end: str = ".") -> str:
@@ -43,63 +58,80 @@ def sentence(value: Any, end: str = ".") -> str:
 
 
 def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
-    """Versions of the built-in filters that check the size of what they build before building it."""
+    """Versions of the built-in filters that check the size of what they build before building it.
+
+    Each wrapper takes the arguments Jinja's filter takes, in the same order and with the same
+    defaults, passes Jinja's first argument (environment, eval context) through when the filter
+    asks for one, and hands the original values on untouched, so text marked safe stays safe and
+    a filter's own errors stay its own. Only the measuring is added.
+    """
     center, indent, wordwrap = filters["center"], filters["indent"], filters["wordwrap"]
     replace, join, batch, slice_ = filters["replace"], filters["join"], filters["batch"], filters["slice"]
     string, tojson, pprint, total = filters["string"], filters["tojson"], filters["pprint"], filters["sum"]
-    truncate = filters["truncate"]
+    truncate, format_ = filters["truncate"], filters["format"]
 
     def bounded_center(value: Any, width: int = 80) -> str:
         check_width(width, "center width")
         active_budget().build(max(deep_size(value), width if isinstance(width, int) else 0))
-        return center(value, width)
+        return center(value, width)  # type: ignore[no-any-return]
 
-    def bounded_indent(value: Any, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
-        text = str(checked(value))
-        prefix = width if isinstance(width, str) else " " * check_width(width, "indent width")
-        active_budget().build(len(text) + (text.count("\n") + 1) * len(prefix))
-        return indent(text, width, first, blank)
+    def bounded_indent(s: Any, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
+        text = s if isinstance(s, str) else str(checked(s))
+        if isinstance(width, str):
+            prefix = len(width)
+        else:
+            prefix = check_width(width, "indent width") if isinstance(width, int) else 0
+        active_budget().build(len(text) + (text.count("\n") + 1) * max(prefix, 0))
+        return indent(s, width, first, blank)  # type: ignore[no-any-return]
 
-    def bounded_wordwrap(environment: Any, value: Any, width: int = 79, *args: Any, **kwargs: Any) -> str:
-        text = str(checked(value))
+    def bounded_wordwrap(
+        environment: Any,
+        s: Any,
+        width: int = 79,
+        break_long_words: bool = True,
+        wrapstring: str | None = None,
+        break_on_hyphens: bool = True,
+    ) -> str:
+        text = s if isinstance(s, str) else str(checked(s))
         check_width(width, "wordwrap width")
-        if not isinstance(width, int) or width < 1:
-            raise LimitExceeded("wordwrap width must be a positive number")
-        wrapstring = kwargs.get("wrapstring") or (args[1] if len(args) > 1 else None) or "\n"
-        active_budget().build(len(text) + (len(text) // width + 1) * len(str(wrapstring)))
-        return wordwrap(environment, text, width, *args, **kwargs)
+        joint = environment.newline_sequence if wrapstring is None else wrapstring
+        if isinstance(width, int) and width > 0:
+            active_budget().build(len(text) + (len(text) // width + 1) * len(str(joint)))
+        return wordwrap(environment, s, width, break_long_words, wrapstring, break_on_hyphens)  # type: ignore[no-any-return]
 
-    def bounded_replace(eval_ctx: Any, value: Any, old: Any, new: Any, count: int | None = None) -> str:
-        text, old_text, new_text = str(checked(value)), str(checked(old)), str(checked(new))
+    def bounded_replace(eval_ctx: Any, s: Any, old: Any, new: Any, count: int | None = None) -> str:
+        text, old_text, new_text = str(checked(s)), str(checked(old)), str(checked(new))
         hits = (len(text) + 1) if not old_text else text.count(old_text)
-        if count is not None and count >= 0:
+        if isinstance(count, int) and count >= 0:
             hits = min(hits, count)
         active_budget().build(len(text) + hits * max(0, len(new_text) - len(old_text)))
-        return replace(eval_ctx, text, old_text, new_text, count)
+        return replace(eval_ctx, s, old, new, count)  # type: ignore[no-any-return]
 
     def bounded_join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
         items = list(value)
         active_budget().build(deep_size(items) + len(items) * len(str(d)))
-        return join(eval_ctx, items, d, attribute)
+        return join(eval_ctx, items, d, attribute)  # type: ignore[no-any-return]
 
     def bounded_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list[Any]]:
         check_width(linecount, "batch size")
-        return batch(value, linecount, fill_with)
+        return batch(value, linecount, fill_with)  # type: ignore[no-any-return]
 
-    def bounded_slice(value: Any, slices: int, fill_with: Any = None) -> Iterator[list[Any]]:
+    def bounded_slice(eval_ctx: Any, value: Any, slices: int, fill_with: Any = None) -> Iterator[list[Any]]:
         check_width(slices, "slice count")
-        return slice_(value, slices, fill_with)
+        if isinstance(slices, int):
+            active_budget().build(slices)
+        return slice_(eval_ctx, value, slices, fill_with)  # type: ignore[no-any-return]
 
-    def bounded_string(value: Any) -> str:
-        return string(checked(value))
+    def bounded_string(s: Any) -> str:
+        return string(checked(s))  # type: ignore[no-any-return]
 
     def bounded_tojson(eval_ctx: Any, value: Any, indent: int | None = None) -> Any:
-        checked(value)
         check_width(indent, "tojson indent")
+        active_budget().build(json_size(value, indent))
         return tojson(eval_ctx, value, indent)
 
     def bounded_pprint(value: Any) -> str:
-        return pprint(checked(value))
+        return pprint(checked(value))  # type: ignore[no-any-return]
 
     def bounded_sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
         items = list(iterable)
@@ -107,20 +139,23 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
             active_budget().build(deep_size(items) * 2 + deep_size(start))
         return total(environment, items, attribute, start)
 
-    def bounded_truncate(env: Any, s: str, length: int = 255, *args: Any, **kwargs: Any) -> str:
-        return truncate(env, str(checked(s)), length, *args, **kwargs)
+    def bounded_truncate(
+        env: Any, s: Any, length: int = 255, killwords: bool = False, end: str = "...", leeway: int | None = None
+    ) -> str:
+        checked(s)
+        return truncate(env, s, length, killwords, end, leeway)  # type: ignore[no-any-return]
 
-    def bounded_format(value: str, *args: Any, **kwargs: Any) -> str:
-        if args and kwargs:
-            raise LimitExceeded("format takes positional or keyword arguments, not both")
-        check_percent(str(value), kwargs or args)
-        return str(value) % (kwargs or args)
+    def bounded_format(value: Any, *args: Any, **kwargs: Any) -> str:
+        if not (args and kwargs):  # both at once: Jinja's own error
+            check_percent(str(value), kwargs or args)
+        return format_(value, *args, **kwargs)  # type: ignore[no-any-return]
 
-    # keep Jinja's argument passing (environment / eval context) on the wrappers
+    # Jinja passes the environment or eval context to a filter that asks for it, as the originals do
     for wrapper, original in (
         (bounded_wordwrap, wordwrap),
         (bounded_replace, replace),
         (bounded_join, join),
+        (bounded_slice, slice_),
         (bounded_tojson, tojson),
         (bounded_sum, total),
         (bounded_truncate, truncate),
@@ -143,6 +178,105 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def sized(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a registered filter or global) spending a step per call, its result measured.
+
+    The result is checked after the function returns, against the same bounds as a built-in
+    filter's (one value, all values built in the render); a function that can build a huge value
+    from small arguments should check its arguments itself. Jinja's context, eval context or
+    environment argument is passed through when the function asks for one.
+    """
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = function(*args, **kwargs)
+        budget = current_budget.get() or RenderBudget(FALLBACK_SECONDS)
+        if type(result) is str:  # the usual case, with `build`'s checks inlined
+            size = len(result)
+            if size > MAX_VALUE_CHARS:
+                budget.build(size)  # raises, naming the bound
+            budget.chars -= size
+            budget.steps -= 1
+            if budget.chars < 0 or budget.steps <= 0 or not budget.steps & 0xFF:
+                budget.steps += 1
+                budget.build(0)
+        elif isinstance(result, (str, *_MEASURED)):
+            budget.build(_result_size(result))
+        else:
+            budget.step()
+        return result
+
+    return _like(wrapper, function)
+
+
+def stepped(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a registered test) spending a step of the render's budget per call."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        active_budget().step()
+        return function(*args, **kwargs)
+
+    return _like(wrapper, function)
+
+
+def wraps_routine(value: Any) -> bool:
+    """Whether a registered global is a function to wrap (`sized`), not a value, a class or an object.
+
+    Objects with methods (a `dict` with `fromkeys`, say) keep their attributes by staying unwrapped.
+    """
+    return inspect.isroutine(value)
+
+
+_MEASURED = (list, tuple, dict, set, frozenset, bytes)
+
+
+def _result_size(value: Any) -> int:
+    try:
+        return deep_size(value)
+    except Exception:  # a function inside a result: it cannot be printed, and finalize says so
+        return 0
+
+
+def _like(wrapper: Callable[..., Any], function: Callable[..., Any]) -> Callable[..., Any]:
+    try:
+        update_wrapper(wrapper, function)
+    except (AttributeError, TypeError):  # a callable object without a name
+        pass
+    pass_arg = _PassArg.from_obj(function)
+    if pass_arg is not None:
+        wrapper.jinja_pass_arg = pass_arg  # type: ignore[attr-defined]
+    return wrapper
+
+
+def json_size(value: Any, indent: Any = None) -> int:
+    """About how many characters `value` takes as JSON, indentation included; stops past the value bound.
+
+    With an indent, every item sits on a line of its own, indented once per level it is nested in,
+    so a deep value with a wide indent is far bigger than its items.
+    """
+    step = len(indent) if isinstance(indent, str) else indent if isinstance(indent, int) and indent > 0 else 0
+    if not step:
+        return deep_size(value)
+    total = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            total += 2 + depth * step
+            for key, child in item.items():
+                total += deep_size(key) + 4 + (depth + 1) * step
+                stack.append((child, depth + 1))
+        elif isinstance(item, (list, tuple)):
+            total += 2 + depth * step
+            for child in item:
+                total += 2 + (depth + 1) * step
+                stack.append((child, depth + 1))
+        else:
+            total += deep_size(item)
+        if total > MAX_VALUE_CHARS:
+            return MAX_VALUE_CHARS + 1
+    return total
+
+
 def budgeted(iterable: Any) -> Any:
     """A loop's items, each spending a step of the render's budget.
 
@@ -150,6 +284,8 @@ def budgeted(iterable: Any) -> Any:
     more than the loops of a prompt); anything else is counted item by item.
     """
     budget = current_budget.get() or RenderBudget(FALLBACK_SECONDS)
+    if isinstance(iterable, Undefined):
+        return iterable  # iterates as empty, or fails as Jinja's own would
     if iterable.__class__ in _SIZED:
         budget.steps -= len(iterable)
         if budget.steps <= 0:
@@ -173,14 +309,30 @@ def _range(*args: int) -> range:
             raise LimitExceeded("range() takes whole numbers")
     rng = range(*args)
     if len(rng) > MAX_RANGE:
-        raise LimitExceeded(f"range() would give over {MAX_RANGE} items")
+        raise LimitExceeded(f"range() would give over {MAX_RANGE} items", "MAX_RANGE")
     return rng
 
 
-def _dict(*args: Any, **kwargs: Any) -> dict[Any, Any]:
-    value = dict(*args, **kwargs)
-    active_budget().build(deep_size(value))
-    return value
+class _Dict:
+    """The `dict` global: `dict(...)` and `dict.fromkeys(...)` as in Jinja, each measured against the budget.
+
+    An object rather than the type itself, so a template cannot reach `dict`'s other class attributes.
+    """
+
+    __slots__ = ()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        value = dict(*args, **kwargs)
+        active_budget().build(deep_size(value))
+        return value
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        value = dict.fromkeys(*args, **kwargs)
+        active_budget().build(deep_size(value))
+        return value
+
+
+_dict = _Dict()
 
 
 def _namespace(*args: Any, **kwargs: Any) -> Namespace:

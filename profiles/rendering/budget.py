@@ -107,7 +107,12 @@ def render_seconds() -> float:
 
 
 class LimitExceeded(SecurityError):
-    """Raised inside a render when a bound trips; its message names the bound."""
+    """Raised inside a render when a bound trips; its message names the bound and `bound` its setting."""
+
+    def __init__(self, message: str, bound: str | None = None) -> None:
+        super().__init__(f"{message} ({bound})" if bound else message)
+        #: The setting that sets the bound: an environment variable or a constant of this module.
+        self.bound = bound
 
 
 class RenderBudget:
@@ -126,16 +131,18 @@ class RenderBudget:
         self.steps -= 1
         if self.steps & 0xFF == 0 or self.steps <= 0:  # the clock costs more than a step: read it now and then
             if self.steps <= 0:
-                raise LimitExceeded(f"the render made over {MAX_STEPS} loop iterations and calls")
+                raise LimitExceeded(f"the render made over {MAX_STEPS} loop iterations and calls", "MAX_STEPS")
             if time.monotonic() > self.deadline:
-                raise LimitExceeded("the render took longer than its time limit (PROFILES_MAX_RENDER_SECONDS)")
+                raise LimitExceeded("the render took longer than its time limit", "PROFILES_MAX_RENDER_SECONDS")
 
     def build(self, size: int) -> None:
         if size > MAX_VALUE_CHARS:
-            raise LimitExceeded(f"an operation would build over {MAX_VALUE_CHARS} characters or items")
+            raise LimitExceeded(
+                f"an operation would build over {MAX_VALUE_CHARS} characters or items", "MAX_VALUE_CHARS"
+            )
         self.chars -= size
         if self.chars < 0:
-            raise LimitExceeded(f"the render built over {MAX_BUILT_CHARS} characters in all")
+            raise LimitExceeded(f"the render built over {MAX_BUILT_CHARS} characters in all", "MAX_BUILT_CHARS")
         self.step()
 
 
@@ -206,7 +213,7 @@ def finalize(value: Any) -> Any:
     if callable(value) or isinstance(value, type):
         raise SecurityError("a function or class cannot be printed; call it, or print a value")
     if isinstance(value, _CONTAINERS) and deep_size(value) > MAX_VALUE_CHARS:
-        raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters")
+        raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters", "MAX_VALUE_CHARS")
     return value
 
 
@@ -222,7 +229,7 @@ def check_percent(fmt: str, args: Any) -> None:
             if number == "*":
                 raise LimitExceeded("a '*' width in a %-format is not allowed; write the width out")
             if number and (len(number) > 7 or int(number) > MAX_VALUE_CHARS):
-                raise LimitExceeded(f"a %-format width is over {MAX_VALUE_CHARS}")
+                raise LimitExceeded(f"a %-format width is over {MAX_VALUE_CHARS}", "MAX_VALUE_CHARS")
     active_budget().build(len(fmt) + deep_size(args))
 
 
@@ -239,14 +246,14 @@ def check_format(fmt: str, args: Any, kwargs: Any) -> None:
             raise LimitExceeded("a nested field in a format spec is not allowed; write the width out")
         for number in _DIGITS.findall(spec):
             if len(number) > 7 or int(number) > MAX_VALUE_CHARS:
-                raise LimitExceeded(f"a format width is over {MAX_VALUE_CHARS}")
+                raise LimitExceeded(f"a format width is over {MAX_VALUE_CHARS}", "MAX_VALUE_CHARS")
     active_budget().build(len(fmt) + deep_size((args, kwargs)))
 
 
 def check_width(value: Any, what: str) -> Any:
     """`value` when it is no width or count over `MAX_VALUE_CHARS`; `what` names it in the error."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_VALUE_CHARS:
-        raise LimitExceeded(f"{what} {value} is over the limit of {MAX_VALUE_CHARS}")
+        raise LimitExceeded(f"{what} {value} is over the limit of {MAX_VALUE_CHARS}", "MAX_VALUE_CHARS")
     return value
 
 

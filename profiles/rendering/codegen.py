@@ -16,10 +16,14 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame
 from jinja2.optimizer import Optimizer
 from jinja2.visitor import NodeTransformer
+from markupsafe import escape
 
 from .budget import MAX_NESTING, MAX_NODES
 
-__all__ = ["BoundedCodeGenerator", "tree_size"]
+__all__ = ["BOUNDED_BINOPS", "TEXT_FILTERS", "BoundedCodeGenerator", "tree_size"]
+
+#: Operators that can build huge values; each goes through `environment.call_binop` and its bounds.
+BOUNDED_BINOPS = frozenset({"*", "**", "+", "%"})
 
 
 _LITERALS = (nodes.Const, nodes.List, nodes.Tuple, nodes.Dict, nodes.Pair)
@@ -29,8 +33,9 @@ def _is_literal(node: nodes.Node) -> bool:
     return isinstance(node, _LITERALS) and all(_is_literal(child) for child in node.iter_child_nodes())
 
 
-#: Filters whose result is always bounded text, so printing it skips `finalize`.
-_TEXT_FILTERS = frozenset(
+#: Filters whose result is always bounded text, so printing it skips `finalize`; an environment
+#: lists those it still has in `text_filters` (a filter registered under one of these names may not).
+TEXT_FILTERS = frozenset(
     {"center", "indent", "join", "replace", "sentence", "string", "tojson", "pprint", "truncate", "wordwrap", "format"}
     | {"trim", "upper", "lower", "title", "capitalize", "striptags", "urlencode", "escape", "e", "forceescape"}
 )
@@ -45,6 +50,19 @@ class _LiteralOptimizer(Optimizer):
         return NodeTransformer.generic_visit(self, node, *args, **kwargs)
 
 
+def _bounded_binop(op: str) -> Any:
+    """A visitor writing `op` as a call of `environment.call_binop`, whatever `intercepted_binops` holds."""
+
+    def visitor(self: CodeGenerator, node: nodes.BinExpr, frame: Frame) -> None:
+        self.write(f"environment.call_binop(context, {op!r}, ")
+        self.visit(node.left, frame)
+        self.write(", ")
+        self.visit(node.right, frame)
+        self.write(")")
+
+    return visitor
+
+
 class BoundedCodeGenerator(CodeGenerator):
     """Jinja's code generator, with no evaluation at compile time and `~` through a size check."""
 
@@ -56,11 +74,16 @@ class BoundedCodeGenerator(CodeGenerator):
     def _output_child_to_const(self, node: nodes.Expr, frame: Frame, finalize: Any) -> str:
         # folding runs filters and operators while compiling, outside any budget, and swallows
         # their errors; only literal text and constants are folded
+        if not isinstance(node, (nodes.TemplateData, nodes.Const)) or frame.eval_ctx.volatile:
+            raise nodes.Impossible()
+        const = node.data if isinstance(node, nodes.TemplateData) else node.value
+        if not isinstance(const, (str, int, float)):
+            raise nodes.Impossible()
+        if frame.eval_ctx.autoescape:  # as Jinja does: a constant printed with autoescaping is escaped
+            const = escape(const) if isinstance(node, nodes.Const) else const
         if isinstance(node, nodes.TemplateData):
-            return str(node.data)
-        if isinstance(node, nodes.Const) and isinstance(node.value, (str, int, float)):
-            return finalize.const(node.value)  # type: ignore[no-any-return]
-        raise nodes.Impossible()
+            return str(const)  # template data does not go through finalize
+        return finalize.const(const)  # type: ignore[no-any-return]
 
     # Output into a buffer (a macro, a `{% set %}` or `{% filter %}` block, a call block) never
     # reaches the render's output cap, so it is charged to the characters a render may build.
@@ -81,18 +104,56 @@ class BoundedCodeGenerator(CodeGenerator):
         if frame.buffer is not None:
             self.write("environment.charge(")
         # a filter that returns text needs no finalize: it cannot print a container or a function
-        if isinstance(node, nodes.Filter) and node.name in _TEXT_FILTERS and not frame.eval_ctx.volatile:
+        if self._plain_text(node, frame):
             self.write("str(")
         else:
             super()._output_child_pre(node, frame, finalize)
 
     def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
-        if isinstance(node, nodes.Filter) and node.name in _TEXT_FILTERS and not frame.eval_ctx.volatile:
+        if self._plain_text(node, frame):
             self.write(")")
         else:
             super()._output_child_post(node, frame, finalize)
         if frame.buffer is not None:
             self.write(")")
+
+    def _plain_text(self, node: nodes.Expr, frame: Frame) -> bool:
+        """Whether `node` prints as text needing neither finalize nor escaping."""
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            return False
+        if isinstance(node, nodes.Filter):
+            return node.name in getattr(self.environment, "text_filters", ())
+        # `~` always gives text, and `+` text, a number or a container already measured (adding
+        # functions or classes fails): neither can print a function or an unmeasured value
+        return isinstance(node, nodes.Concat) or (
+            isinstance(node, nodes.Add) and "+" not in self.environment.intercepted_binops
+        )
+
+    #: A join whose text result is shorter than this skips the budget: the loop steps around it
+    #: bound how often it can happen. Anything longer, or not text, is charged once it exists.
+    small_join = 1024
+
+    def visit_Add(self, node: nodes.Add, frame: Frame) -> None:
+        if "+" in self.environment.intercepted_binops:
+            _bounded_binop("+")(self, node, frame)
+            return
+        # `'<|im_start|>' + message.role + '\n'`: chat templates join short texts all the time. A
+        # join at most doubles what already exists, so it is built first, as Jinja builds it, and
+        # then measured: short text and whole numbers (as big as their operands, which `*` and `**`
+        # bound) pass inline, anything else through `environment.joined`.
+        result = self.temporary_identifier()
+        self.write(f"({result} if type({result} := (")
+        self.visit(node.left, frame)
+        self.write(") + (")
+        self.visit(node.right, frame)
+        self.write(
+            f")) is str and len({result}) < {self.small_join} or type({result}) is int "
+            f"else environment.joined({result}))"
+        )
+
+    visit_Mul = _bounded_binop("*")
+    visit_Pow = _bounded_binop("**")
+    visit_Mod = _bounded_binop("%")
 
     def visit_List(self, node: nodes.List, frame: Frame) -> None:
         self._checked_container(node, frame, super().visit_List)
@@ -117,7 +178,10 @@ class BoundedCodeGenerator(CodeGenerator):
         for arg in node.nodes:
             self.visit(arg, frame)
             self.write(", ")
-        self.write("))")
+        if frame.eval_ctx.volatile:
+            self.write("), context.eval_ctx.autoescape)")
+        else:
+            self.write(f"), {bool(frame.eval_ctx.autoescape)})")
 
 
 def tree_size(root: nodes.Node) -> tuple[int, int]:

@@ -10,28 +10,30 @@ from __future__ import annotations
 import threading
 import traceback
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import TemplateNotFound as _JinjaNotFound
-from jinja2 import TemplateSyntaxError, meta, nodes
+from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template
+from jinja2.ext import Extension
 
 from ..errors import RenderError, TemplateNotFoundError
+from . import plugins
 from .budget import RenderBudget, current_budget, output_limit, render_seconds
+from .declared import FileAnalysis, Variable, analyse
 from .loader import ConfinedLoader
-from .sandbox import make_environment
+from .sandbox import DEFAULT_EXTENSIONS, make_environment
 from .templates import DEFAULT_FAMILY, MACROS_FILE, bundled_root, candidate_names
 
 if TYPE_CHECKING:
     from .families import FamilyRules
 
-__all__ = ["CompiledTemplate", "Renderer", "get_renderer", "has_template_syntax", "referenced_templates"]
+__all__ = ["CompiledTemplate", "Renderer", "Variable", "get_renderer", "has_template_syntax", "referenced_templates"]
 
 #: How many output chunks are produced between two checks of the output's length.
 _CHUNK_BATCH = 64
@@ -39,9 +41,6 @@ _CHUNK_BATCH = 64
 #: How many compiled templates one renderer keeps; the least recently used goes first.
 CACHE_SIZE = 2048
 
-#: Names of the templates being compiled in this thread, so templates that include each other
-#: do not send the compiler round in circles (rendering them is stopped by the budget).
-_compiling: ContextVar[frozenset[str]] = ContextVar("profiles_compiling", default=frozenset())
 
 def has_template_syntax(text: str) -> bool:
     """Whether a field value needs compiling; plain text skips the template engine entirely."""
@@ -50,16 +49,42 @@ def has_template_syntax(text: str) -> bool:
 
 @dataclass(frozen=True)
 class CompiledTemplate:
-    """A template compiled once, with the variables it reads and the line each is first read on."""
+    """A template compiled once, with every variable it reads, across the files it pulls in.
+
+    `variables` holds each variable the template, or a template it extends, includes or imports
+    with context, reads from outside, in the order of first use, with the file and line of that
+    use (`Variable.where`) and whether the template lets it be missing (`Variable.optional`: it
+    tests it with `is defined` or gives it a `|default`). `declared` is the set of their names and
+    `required` of those that must be given. `closed` is false when a referenced name is computed
+    at render time (`{% include kind ~ ".j2" %}`), so which variables it reads is not known.
+    """
 
     name: str
     source: str
     template: Template
-    declared: frozenset[str]
-    lines: Mapping[str, int]
+    variables: Mapping[str, Variable]
+    closed: bool = True
+    #: The other templates the variables come from, in the order they are referenced.
+    files: tuple[str, ...] = ()
+    declared: frozenset[str] = field(init=False)
+    required: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        declared = frozenset(self.variables)
+        required = frozenset(name for name, item in self.variables.items() if not item.optional)
+        object.__setattr__(self, "declared", declared)
+        # the same set when every variable is required, so a render can tell by identity
+        object.__setattr__(self, "required", declared if len(required) == len(declared) else required)
 
     def line_of(self, variable: str) -> int | None:
-        return self.lines.get(variable)
+        """The line of the first read of `variable`, in the file that reads it (see `where`)."""
+        item = self.variables.get(variable)
+        return item.line if item is not None else None
+
+    def where(self, variable: str) -> str:
+        """Where `variable` is first read: `template 'base.j2' line 3`, or this template's label."""
+        item = self.variables.get(variable)
+        return item.where if item is not None else self.label
 
     @property
     def label(self) -> str:
@@ -72,22 +97,39 @@ class _LRU:
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._data: OrderedDict[Any, CompiledTemplate] = OrderedDict()
+        self._data: OrderedDict[Any, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> CompiledTemplate | None:
+    def get(self, key: Any) -> Any:
         with self._lock:
             value = self._data.get(key)
             if value is not None:
                 self._data.move_to_end(key)
             return value
 
-    def put(self, key: Any, value: CompiledTemplate) -> None:
+    def put(self, key: Any, value: Any) -> None:
         with self._lock:
             self._data[key] = value
             self._data.move_to_end(key)
             while len(self._data) > self._size:
                 self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+@dataclass(frozen=True)
+class _Union:
+    """A referenced file's variables, joined with those of every file it references in turn."""
+
+    variables: dict[str, Variable]
+    closed: bool
+    files: tuple[str, ...]
+
+
+#: A referenced file no loader has (Jinja says so when a render reaches it).
+_ABSENT = _Union({}, True, ())
 
 
 class Renderer:
@@ -96,6 +138,10 @@ class Renderer:
     Selection is cached: once `(kind, language, family)` has been looked up, a render neither
     touches the filesystem nor matches model names again. `sources` are named template texts
     served before the roots (by `{% include "name" %}` and the like), for parts that are not files.
+
+    `filters`, `tests`, `globals` and `extensions` add to the sandbox (see `plugins.py`), as do
+    `add_filter` and its siblings later; what the process registered (`profiles.register_filter`
+    and the `agent_profiles.jinja` entry points) is added too.
     """
 
     def __init__(
@@ -105,6 +151,10 @@ class Renderer:
         sources: Mapping[str, str] | None = None,
         max_output_chars: int | None = None,
         max_render_seconds: float | None = None,
+        filters: Mapping[str, Callable[..., Any]] | None = None,
+        tests: Mapping[str, Callable[..., Any]] | None = None,
+        globals: Mapping[str, Any] | None = None,
+        extensions: Iterable[type[Extension]] = (),
     ) -> None:
         self.roots = tuple(Path(root) for root in roots)
         self.sources: Mapping[str, str] = dict(sources or {})
@@ -112,12 +162,52 @@ class Renderer:
         self.max_output_chars = output_limit() if max_output_chars is None else max_output_chars
         #: Longest time one render may take: the argument, else `PROFILES_MAX_RENDER_SECONDS`, else 2.
         self.max_render_seconds = render_seconds() if max_render_seconds is None else max_render_seconds
-        self.env = make_environment(ConfinedLoader(self.roots, self.sources))
+        self.env = make_environment(ConfinedLoader(self.roots, self.sources), DEFAULT_EXTENSIONS)
+        #: What this renderer adds to its sandbox itself, applied after the process-wide additions.
+        self.additions = plugins.JinjaAdditions()
+        self.additions.update(filters=filters, tests=tests, globals=globals, extensions=extensions)
+        self._applied = -1
         self._cache = _LRU(CACHE_SIZE)
         self._selected = _LRU(CACHE_SIZE)
+        self._files = _LRU(CACHE_SIZE)
         self._lock = threading.Lock()
         self._families: FamilyRules | None = None
         self._kinds: frozenset[str] | None = None
+
+    # additions -----------------------------------------------------------------------------
+
+    def add_filter(self, name: str, function: Callable[..., Any]) -> None:
+        """Add a filter to this renderer; templates compiled from now on can use it."""
+        self._add(lambda: self.additions.add_filter(name, function))
+
+    def add_test(self, name: str, function: Callable[..., Any]) -> None:
+        """Add a test (`{% if x is name %}`) to this renderer."""
+        self._add(lambda: self.additions.add_test(name, function))
+
+    def add_global(self, name: str, value: Any) -> None:
+        """Add a global function or value to this renderer."""
+        self._add(lambda: self.additions.add_global(name, value))
+
+    def add_extension(self, extension: type[Extension]) -> None:
+        """Add a Jinja extension class (tags, filters, globals) to this renderer."""
+        self._add(lambda: self.additions.add_extension(extension))
+
+    def _add(self, change: Callable[[], None]) -> None:
+        with self._lock:
+            change()
+            self._applied = -1  # applied again, in order, before the next compile
+
+    def _refresh(self) -> None:
+        """Bring the sandbox up to date with what the process and this renderer registered."""
+        if plugins.version() == self._applied:
+            return
+        with self._lock:
+            version, layers = plugins.registered()
+            for layer in (*layers, self.additions):
+                layer.apply(self.env)
+            self._applied = version
+
+    # selection -----------------------------------------------------------------------------
 
     @property
     def families(self) -> FamilyRules:
@@ -152,10 +242,10 @@ class Renderer:
         if compiled is None:
             compiled = self._compile(source, name)
             self._cache.put(key, compiled)
-        return compiled
+        return compiled  # type: ignore[no-any-return]
 
     def load(self, name: str) -> CompiledTemplate:
-        """Compile the template `name` found under this renderer's roots."""
+        """Compile the template `name` found under this renderer's roots (or its loaders)."""
         key = ("file", name)
         compiled = self._cache.get(key)
         if compiled is None:
@@ -167,7 +257,7 @@ class Renderer:
                 ) from None
             compiled = self._compile(source, name)
             self._cache.put(key, compiled)
-        return compiled
+        return compiled  # type: ignore[no-any-return]
 
     def find(self, kind: str, language: str | None, family: str = DEFAULT_FAMILY) -> CompiledTemplate:
         """The template for a prompt kind, language and family, in `candidate_names` order; cached."""
@@ -176,7 +266,7 @@ class Renderer:
         if compiled is None:
             compiled = self._first(candidate_names(kind, language, family), f"{kind!r} template")
             self._selected.put(key, compiled)
-        return compiled
+        return compiled  # type: ignore[no-any-return]
 
     def resource_formatter(self, family: str = DEFAULT_FAMILY) -> CompiledTemplate:
         """A template rendering `resources` through the family's `format_resources` macro; cached.
@@ -194,7 +284,7 @@ class Renderer:
             )
             compiled = self.compile(source, f"{macros.name} format_resources")
             self._selected.put(key, compiled)
-        return compiled
+        return compiled  # type: ignore[no-any-return]
 
     def _first(self, names: Iterable[str], what: str) -> CompiledTemplate:
         tried = []
@@ -208,83 +298,157 @@ class Renderer:
             f"no {what}; tried {', '.join(tried)} in {', '.join(map(str, self.roots)) or 'no folders'}"
         )
 
-    def render(self, compiled: CompiledTemplate, variables: Mapping[str, Any], *, max_chars: int | None = None) -> str:
-        """Render with `variables`, stopping with an error once the output passes `max_chars`."""
+    # rendering -----------------------------------------------------------------------------
+
+    def render(
+        self,
+        compiled: CompiledTemplate,
+        variables: Mapping[str, Any],
+        *,
+        max_chars: int | None = None,
+        max_seconds: float | None = None,
+        observe: Callable[[Iterator[str]], Iterator[str]] | None = None,
+    ) -> str:
+        """Render with `variables`, stopping with an error once the output passes `max_chars`.
+
+        `max_seconds` replaces the renderer's time limit for this render; `observe` wraps the
+        stream of output chunks (e.g. to count what was written before a tag runs).
+        """
         limit = self.max_output_chars if max_chars is None else max_chars
         template = compiled.template
         parts: list[str] = []
         total = 0
-        token = current_budget.set(RenderBudget(self.max_render_seconds))
+        token = current_budget.set(RenderBudget(self.max_render_seconds if max_seconds is None else max_seconds))
         try:
             chunks = template.root_render_func(template.new_context(variables))
+            if observe is not None:
+                chunks = observe(chunks)
             # counted a batch at a time: a per-chunk loop in Python costs more than the render itself
             while batch := list(islice(chunks, _CHUNK_BATCH)):
                 total += sum(map(len, batch))
                 if total > limit:
                     raise RenderError(
-                        f"{compiled.label} produced over {limit} characters; shorten it or raise the output limit"
+                        f"{compiled.label} produced over {limit} characters, the output limit; shorten it, or "
+                        "raise the limit (PROFILES_MAX_OUTPUT_CHARS, or Renderer(max_output_chars=…))",
+                        template=compiled.name,
+                        limit="PROFILES_MAX_OUTPUT_CHARS",
                     )
                 parts += batch
         except RenderError:
             raise
         except Exception as exc:  # MemoryError and RecursionError included: the process stays unharmed
-            line = _template_line(exc, compiled.name)
-            where = compiled.label + (f" line {line}" if line else "")
-            raise RenderError(f"{where}: {_describe(exc)}") from None
+            raise _render_error(exc, compiled) from None
         finally:
             current_budget.reset(token)
         return "".join(parts)
 
+    # compiling -----------------------------------------------------------------------------
+
     def _compile(self, source: str, name: str) -> CompiledTemplate:
+        self._refresh()
         try:
             ast = self.env.parse(source, name, name)
-            declared = frozenset(meta.find_undeclared_variables(ast)) | self._shared_variables(ast, name)
+            own = analyse(self.env, ast, name)
             code = self.env.compile(ast, name, name)
         except TemplateSyntaxError as exc:
             raise RenderError(
-                f"template {name!r} line {exc.lineno}: {exc.message}; fix the syntax, or keep literal "
-                "braces with {% raw %}…{% endraw %}"
+                f"template {name!r} line {exc.lineno}: {exc.message}; {_syntax_hint(exc)}", template=name,
+                line=exc.lineno,
             ) from None
         except (RecursionError, MemoryError, SyntaxError, ValueError) as exc:
             raise RenderError(
-                f"template {name!r} is too complex to compile ({type(exc).__name__}); simplify it"
+                f"template {name!r} is too complex to compile ({type(exc).__name__}); simplify it", template=name
             ) from None
         template = self.env.template_class.from_code(self.env, code, self.env.make_globals(None), None)
-        lines: dict[str, int] = {}
-        for node in ast.find_all(nodes.Name):
-            if node.name in declared and node.name not in lines:
-                lines[node.name] = node.lineno
-        return CompiledTemplate(name, source, template, declared, lines)
+        joined = self._join(own, frozenset({name}))
+        return CompiledTemplate(name, source, template, joined.variables, joined.closed, joined.files)
 
+    def _join(self, own: FileAnalysis, visiting: frozenset[str]) -> _Union:
+        """`own`'s variables with those of each file it extends, includes or imports with context."""
+        variables = dict(own.variables)
+        closed = True
+        files: list[str] = []
+        for reference in own.references:
+            if not reference.with_context:
+                continue  # an import without context sees none of this template's variables
+            if not reference.names:
+                closed = False
+                continue
+            for target in reference.names:  # the first that exists, as Jinja's select_template picks
+                other = self._file(target, visiting)
+                if other is not _ABSENT:
+                    break
+            else:
+                continue
+            closed = closed and other.closed
+            files.extend(item for item in (target, *other.files) if item not in files)
+            for item in other.variables.values():
+                if item.name in own.stored:
+                    continue  # set by this template before it includes the other, or passed in a loop
+                mine = variables.get(item.name)
+                if mine is None:
+                    variables[item.name] = item
+                elif item.optional and not mine.optional:
+                    variables[item.name] = replace(mine, optional=True)
+        return _Union(variables, closed, tuple(files))
 
-    def _shared_variables(self, ast: nodes.Template, name: str) -> frozenset[str]:
-        """Variables read by the templates this one includes or extends (or imports with context):
-        they see its context, so a render must pass them too. Names this template sets itself are
-        not asked of the caller; a template that cannot be found is left to fail at render time."""
-        found: set[str] = set()
-        in_progress = _compiling.get() | {name}
-        token = _compiling.set(in_progress)
+    def _file(self, name: str, visiting: frozenset[str]) -> _Union:
+        """A referenced file's joined variables, worked out once per renderer."""
+        known = self._files.get(name)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        if name in visiting:
+            return _Union({}, True, ())  # a template that includes itself adds nothing new
         try:
-            for node in ast.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
-                if isinstance(node, (nodes.Import, nodes.FromImport)) and not node.with_context:
-                    continue  # an import without context sees only its own arguments
-                if isinstance(node, nodes.Include) and not node.with_context:
-                    continue
-                for target in _constant_names(node.template):
-                    if target in in_progress:
-                        continue
-                    try:
-                        found |= self.load(target).declared
-                    except TemplateNotFoundError:
-                        continue
-        finally:
-            _compiling.reset(token)
-        if found:
-            found -= {node.name for node in ast.find_all(nodes.Name) if node.ctx in ("store", "param")}
-        return frozenset(found)
+            source, _filename, _uptodate = self.env.loader.get_source(self.env, name)
+            tree = self.env.parse(source, name, name)
+        except (_JinjaNotFound, TemplateSyntaxError, RenderError):
+            return _ABSENT  # Jinja reports it, with file and line, when a render reaches it
+        joined = self._join(analyse(self.env, tree, name), visiting | {name})
+        self._files.put(name, joined)
+        return joined
 
 
-def _constant_names(template: nodes.Expr) -> list[str]:
+def _syntax_hint(exc: TemplateSyntaxError) -> str:
+    """How to fix a syntax error: an unknown tag or filter is missing code; anything else, braces."""
+    message = exc.message or ""
+    if "unknown tag" in message:
+        return (
+            "a tag of another framework needs its Jinja extension: add it with Renderer.add_extension, "
+            "profiles.register_extension or the agent_profiles.jinja entry point"
+        )
+    if "No filter named" in message or "No test named" in message:
+        return (
+            "register it in Python (Renderer.add_filter / add_test, profiles.register_filter / register_test, "
+            "or the agent_profiles.jinja entry point)"
+        )
+    return "fix the syntax, or keep literal braces with {% raw %}…{% endraw %}"
+
+
+def _render_error(exc: BaseException, compiled: CompiledTemplate) -> RenderError:
+    """A `RenderError` naming the file and line the error happened in, and the bound if one tripped."""
+    name, line = _template_line(exc)
+    if isinstance(exc, TemplateSyntaxError):  # an included file that does not parse
+        name, line = exc.name or name, exc.lineno
+    at = f" line {line}" if line else ""
+    if name is None or name == compiled.name:
+        name, where = compiled.name, compiled.label + at
+    else:
+        where = f"template {name!r}{at} (from {compiled.label})"
+    return RenderError(f"{where}: {_describe(exc)}", template=name, line=line, limit=getattr(exc, "bound", None))
+
+
+def _template_line(exc: BaseException) -> tuple[str | None, int | None]:
+    """The template and line an exception was raised in: the innermost frame of Jinja's code."""
+    found: tuple[str | None, int | None] = (None, None)
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        template = frame.f_globals.get("__jinja_template__")
+        if template is not None:
+            found = (template.name, template.get_corresponding_lineno(lineno))
+    return found
+
+
+def _literal_names(template: nodes.Expr) -> list[str]:
     """The template names an include or extends names literally: `"a"`, or each of `["a", "b"]`."""
     if isinstance(template, nodes.Const) and isinstance(template.value, str):
         return [template.value]
@@ -307,23 +471,13 @@ def _referenced(source: str, name: str) -> tuple[str, ...]:
         return ()
     names: list[str] = []
     for node in ast.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport)):
-        names.extend(_constant_names(node.template))
+        names.extend(_literal_names(node.template))
     return tuple(dict.fromkeys(names))
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Any:
     return make_environment(None)
-
-
-def _template_line(exc: BaseException, name: str) -> int | None:
-    """The template line an exception was raised on, read from the frames Jinja's code runs in."""
-    line = None
-    for frame, _ in traceback.walk_tb(exc.__traceback__):
-        debug_info = frame.f_globals.get("__jinja_template__")
-        if frame.f_code.co_filename == name and debug_info is not None:
-            line = debug_info.get_corresponding_lineno(frame.f_lineno)
-    return line
 
 
 def _describe(exc: BaseException) -> str:

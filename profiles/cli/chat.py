@@ -1,0 +1,100 @@
+"""`profiles chat-template`: render a model's chat template for a conversation, in the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+from ..errors import ConfigError, ConfigIssue
+from ..safe_yaml import read_text, safe_load
+from .options import parse_vars
+from .tables import echo_json
+
+__all__ = ["chat_template"]
+
+#: What a conversation file may hold besides the messages; everything else is a template variable.
+_KNOWN = ("messages", "tools", "documents", "add_generation_prompt")
+
+
+def _read(path: Path, what: str) -> Any:
+    text = read_text(path)
+    try:
+        return safe_load(text)  # JSON is YAML too; both bounded as persona files are
+    except yaml.YAMLError as exc:
+        raise ConfigError(ConfigIssue(f"{what} is not valid JSON or YAML: {exc}", file=str(path))) from None
+
+
+def _template(path: Path) -> tuple[str, dict[str, Any]]:
+    """The template text, and the special tokens when the file is a tokenizer's configuration."""
+    if path.suffix.lower() != ".json":
+        return read_text(path), {}
+    config = _read(path, "the tokenizer configuration")
+    found = config.get("chat_template") if isinstance(config, dict) else None
+    if isinstance(found, list):  # several named templates: the default one
+        named = {item.get("name"): item.get("template") for item in found if isinstance(item, dict)}
+        found = named.get("default")
+    if not isinstance(found, str):
+        raise ConfigError(
+            ConfigIssue(
+                "no chat_template text in this file; name a .jinja file or a tokenizer_config.json", file=str(path)
+            )
+        )
+    tokens = {key: value for key, value in config.items() if key.endswith("_token") and isinstance(value, str)}
+    return found, tokens
+
+
+@click.command("chat-template")
+@click.argument("template", type=click.Path(path_type=Path))
+@click.argument("conversation", type=click.Path(path_type=Path))
+@click.option("--var", "variables", multiple=True, metavar="KEY=VALUE", help="A template variable; repeatable.")
+@click.option("--strict", is_flag=True, help="A missing key or variable is an error instead of an empty text.")
+@click.option("--spans", is_flag=True, help="Print JSON with the text and each {% generation %} span.")
+def chat_template(template: Path, conversation: Path, variables: tuple[str, ...], strict: bool, spans: bool) -> None:
+    """Render a model's chat template for a conversation, as transformers would, in the sandbox.
+
+    TEMPLATE is a Jinja file or a tokenizer_config.json (its chat_template, and its special tokens
+    such as bos_token as variables). CONVERSATION is a JSON or YAML file: a list of messages, or a
+    mapping of messages, tools, documents, add_generation_prompt and any other variable the
+    template reads. The template runs under the same bounds as any template.
+
+    \b
+    Examples:
+      profiles chat-template examples/chat/qwen2.5-instruct.jinja examples/chat/conversation.json
+      profiles chat-template tokenizer_config.json chat.json --var enable_thinking=false --spans
+    """
+    from ..rendering.chat_template import ChatTemplate
+
+    source, tokens = _template(template)
+    data = _read(conversation, "the conversation")
+    if isinstance(data, list):
+        data = {"messages": data}
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise ConfigError(
+            ConfigIssue("expected a list of messages, or a mapping with messages: [...]", file=str(conversation))
+        )
+    extra = {**tokens, **{key: value for key, value in data.items() if key not in _KNOWN}}
+    extra.update({key: _value(value) for key, value in parse_vars(variables).items()})
+    compiled = ChatTemplate(source, template.name, strict=strict)
+    options = {
+        "tools": data.get("tools"),
+        "documents": data.get("documents"),
+        "add_generation_prompt": bool(data.get("add_generation_prompt", False)),
+    }
+    if spans:
+        text, found = compiled.generation_spans(data["messages"], **options, **extra)
+        echo_json({"text": text, "generation_spans": [list(span) for span in found]})
+        return
+    click.echo(compiled.render(data["messages"], **options, **extra))
+
+
+def _value(text: str) -> Any:
+    """A `--var` value: true, false, null and numbers as JSON reads them (chat templates test them), else text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    return value if isinstance(value, (bool, int, float)) or value is None else text
