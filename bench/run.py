@@ -264,6 +264,23 @@ def row_system_templated(settings: Settings) -> list[Row]:
     return [_timed_row(row, *_paired(subject, floor, settings), 1e6, 2.0)]
 
 
+def row_messages(settings: Settings) -> list[Row]:
+    """format_messages of the summarizer against its two prompts rendered alone, one after the other."""
+    from profiles import load_profile
+
+    profile = load_profile(CONFIGS / "summarizer.yaml").create_profile()
+
+    def floor() -> tuple[str, str]:
+        return profile.format_system_prompt(QUESTION), profile.format_user_prompt(QUESTION)
+
+    def subject() -> Any:
+        return profile.format_messages(QUESTION)
+
+    row = Row("messages", "format_messages, summarizer", "µs", floor_label="system + user prompt alone")
+    row.extra["same_output"] = [message["content"] for message in subject()] == list(floor())
+    return [_timed_row(row, *_paired(subject, floor, settings), 1e6, 1.1)]
+
+
 EXAMPLES = REPO / "examples"
 
 
@@ -931,6 +948,9 @@ def _version(distribution: str) -> str | None:
 ROWS: dict[str, Callable[[Settings], list[Row]]] = {
     "system": row_system,
     "system_templated": row_system_templated,
+    "messages": row_messages,
+
+
     "system_extends": row_system_extends,
     "chat_template": row_chat_template,
     "create_literal": row_create_literal,

@@ -9,6 +9,10 @@ How a persona becomes a prompt, one module per arrow, nothing flowing back:
 persona YAML ──loader──▶ ProfileConfig ──create_profile(context)──▶ Profile ──format_*──▶ prompt text
  (safe_yaml: bounded,    (config: validation;   resolve: providers,     (profile: immutable,
   file:line kept)         fields: value types)   overlays, provenance)   renders in the sandbox)
+                                                                           │
+                                   format_messages ──▶ chat messages (messages, history)
+                                   to_request ───────▶ a request body for one API (requests, settings)
+                                   parse_reply ◀────── a model's reply, by the output schema
 ```
 
 Layers, top to bottom. A module imports only from its own layer or below, and no modules import
@@ -23,12 +27,16 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts
  4  resolve deployments provenance         a persona and a context become values with their sources
- 3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema
+ 3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema;
+    template_inputs                        declared inputs checked against what templates read
  2  dynconfig providers/                   values looked up later: env, .env files, the store, your own
  1  store/ rendering/ similarity           SQL only; sandbox, bounds and template selection; MinHash
                                            and LSH over texts; none knows what a persona is
+    requests                               request bodies for each API from messages, tools, settings
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
     tools resources react                  tool specs, resources and the ReAct format,
+    history messages settings              chat history and message layout, model settings,
+    inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes
 ```
 """
@@ -44,6 +52,8 @@ from .errors import (
     ConfigIssue,
     DatasetRowError,
     FactoryError,
+    HistoryError,
+    InputError,
     LabelConflictError,
     OutputError,
     ProfilesError,
@@ -52,9 +62,11 @@ from .errors import (
     ReactParseError,
     RenderError,
     ReplyError,
+    RequestError,
     ResolutionError,
     ResourceError,
     RowIssue,
+    SchemaReplyError,
     SecretError,
     ServeError,
     StoreError,
@@ -75,6 +87,13 @@ _LAZY = {
     "DynConfig": "dynconfig",
     "EnvProvider": "providers.env",
     "ExplainRow": "provenance",
+    "InputSpec": "inputs",
+    "MessageSlot": "messages",
+    "OutputSchema": "output_schema",
+    "UnusedInputWarning": "template_inputs",
+    "build_request": "requests",
+    "check_history": "history",
+    "inputs_schema": "inputs",
     "LLMProfileFactory": "factories.llm",
     "DistinctFilter": "factories.distinct",
     "EmbeddingClient": "factories.embeddings",
@@ -135,10 +154,15 @@ __all__ = [
     "ExplainRow",
     "FactoryError",
     "FieldMapping",
+    "HistoryError",
+    "InputError",
+    "InputSpec",
     "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",
+    "MessageSlot",
     "OutputError",
+    "OutputSchema",
     "Profile",
     "ProfileConfig",
     "ProfileFactory",
@@ -151,11 +175,13 @@ __all__ = [
     "ReactParseError",
     "RenderError",
     "ReplyError",
+    "RequestError",
     "ResolutionError",
     "Resolved",
     "ResourceError",
     "RowIssue",
     "SamplingPlan",
+    "SchemaReplyError",
     "SecretError",
     "ServeError",
     "StaleStoreWarning",
@@ -167,10 +193,14 @@ __all__ = [
     "UnknownDeploymentWarning",
     "UnknownModelWarning",
     "UnknownProviderError",
+    "UnusedInputWarning",
     "__version__",
+    "build_request",
+    "check_history",
     "check_paths",
     "diversity_report",
     "explain",
+    "inputs_schema",
     "load_mapping",
     "load_plan",
     "load_profile",
@@ -199,7 +229,11 @@ if TYPE_CHECKING:
     from .factories.embeddings import EmbeddingClient
     from .factories.llm import LLMProfileFactory
     from .factories.plan import SamplingPlan, load_plan
+    from .history import check_history
+    from .inputs import InputSpec, inputs_schema
     from .loader import load_profile, load_profiles, parse_profiles
+    from .messages import MessageSlot
+    from .output_schema import OutputSchema
     from .profile import DefaultProfile, Profile
     from .profile_config import ProfileConfig
     from .provenance import ExplainRow
@@ -218,9 +252,11 @@ if TYPE_CHECKING:
         register_test,
     )
     from .report import diversity_report
+    from .requests import build_request
     from .schema import persona_schema
     from .secrets import looks_like_credential
     from .store import PromptStore
+    from .template_inputs import UnusedInputWarning
     from .tools import Tool
 
 

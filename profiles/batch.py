@@ -126,8 +126,9 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     `profiles batch` writes `row_persona_data` instead, which keeps what the base persona holds
     (dynamic fields, template roots, deployments) so the file renders as the batch's profile did.
 
-    Set fields, own templates (inline), variables and tools are written; template folders are not,
-    since their paths belong to the base persona's folder.
+    Set fields, own templates (inline), variables, tools, inputs, model settings, the output schema
+    (inline), roles and the message layout are written; template folders are not, since their
+    paths belong to the base persona's folder.
 
     A secret field is written as its dynamic definition (provider and key), never as its value; a
     secret with no definition to write is left out.
@@ -149,11 +150,26 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
     if profile.templates:
         data["templates"] = {kind: {"inline": source.source} for kind, source in profile.templates.items()}
     if profile.bound:
-        data["variables"] = dict(profile.bound)
+        variables = {}
+        for name, value in profile.bound.items():
+            item = profile.resolved_variables.get(name)
+            if item is not None and item.secret and value is item.value:  # its definition, never its value
+                info = (getattr(base, "variables", None) or {}).get(name)
+                if isinstance(info, ConfigInfo) and info.key:
+                    variables[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
+                continue
+            variables[name] = value
+        data["variables"] = variables
     tools = getattr(profile, "tools", ())
     if tools:
         data["tools"] = [
-            {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)} for tool in tools
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "parameters": dict(tool.parameters),
+                **({"strict": tool.strict} if getattr(tool, "strict", None) is not None else {}),
+            }
+            for tool in tools
         ]
     if getattr(profile, "requires_resources", False):
         data["requires_resources"] = True
@@ -161,6 +177,41 @@ def persona_data(profile: DefaultProfile, base: Any = None) -> dict[str, Any]:
         data["allow_secrets"] = sorted(profile.allow_secrets)
     if getattr(profile, "metadata", None):
         data["metadata"] = dict(profile.metadata)
+    data.update(_request_data(profile, base))
+    return data
+
+
+def _request_data(profile: DefaultProfile, base: Any) -> dict[str, Any]:
+    """What turns the profile's prompts into messages and requests, as persona data."""
+    from .dynconfig import ConfigInfo
+    from .messages import DEFAULT_LAYOUT
+
+    data: dict[str, Any] = {}
+    inputs = getattr(profile, "inputs", {})
+    if inputs:
+        data["inputs"] = {name: spec.to_dict() for name, spec in inputs.items()}
+    settings: dict[str, Any] = {}
+    for name, item in getattr(profile, "settings", {}).items():
+        if item.secret:  # its definition, never its value
+            info = getattr(getattr(base, "model_settings", None), name, None)
+            if isinstance(info, ConfigInfo):
+                settings[name] = {"key": info.key, "provider": info.provider_name, "secret": True}
+            continue
+        settings[name] = item.value
+    if getattr(profile, "settings_extra", None):
+        settings["extra"] = dict(profile.settings_extra)
+    if settings:
+        data["model_settings"] = settings
+    output = getattr(profile, "output_schema", None)
+    if output is not None:
+        data["output_schema"] = {"schema": output.as_dict(), "name": output.name, "strict": output.strict}
+        if output.description:
+            data["output_schema"]["description"] = output.description
+    if getattr(profile, "roles", None):
+        data["roles"] = dict(profile.roles)
+    layout = getattr(profile, "layout", DEFAULT_LAYOUT)
+    if layout != DEFAULT_LAYOUT:
+        data["messages"] = [slot.to_dict() for slot in layout]
     return data
 
 
@@ -178,9 +229,11 @@ def row_persona_data(
     made: the row's cells are written as data (braces kept literal with `{% raw %}`), dynamic fields
     of the base stay dynamic, its templates are written inline, its template roots point at their
     copies (`roots` maps each root to its copy's relative path; without it they are left out), and
-    its samples, kinds, tools and deployments are kept. A deployment's overlay loses the fields the
-    row sets, since the row's values win over the overlay's as they did in the batch. `language`
-    and `model` are the batch's own, which won over the row's and the base's.
+    its samples, kinds, tools, inputs, model settings, output schema (written out, or still named in
+    the store), roles, message layout and deployments are kept; dynamic `variables:` stay dynamic.
+    A deployment's overlay loses the fields the row sets, since the row's values win over the
+    overlay's as they did in the batch. `language` and `model` are the batch's own, which won over
+    the row's and the base's.
 
     A secret field is written as its definition (key and provider), never as a value, and without
     its default, which may itself be the secret; a secret with no key to write is left out.
@@ -228,15 +281,65 @@ def _fields(part: Any, roots: Mapping[Path, str] | None) -> dict[str, Any]:
             }
         elif name == "tools":
             data[name] = [
-                {"name": tool.name, "description": tool.description, "parameters": dict(tool.parameters)}
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": dict(tool.parameters),
+                    **({"strict": tool.strict} if getattr(tool, "strict", None) is not None else {}),
+                }
                 for tool in value
             ]
         elif name == "template_roots":
             if roots is not None and value:
                 data[name] = [roots[root] for root in value]
+        elif name == "variables":
+            # a dynamic entry stays dynamic; a secret one without a key is left out, as for fields
+            entries = {
+                key: _dynamic(item) if isinstance(item, ConfigInfo) else _plain(item) for key, item in value.items()
+            }
+            data[name] = {key: item for key, item in entries.items() if item is not None}
+        elif name in _REQUEST_FIELDS:
+            dumped = _REQUEST_FIELDS[name](value)
+            if dumped is not None:
+                data[name] = dumped
         else:
             data[name] = _plain(value)
     return data
+
+
+def _settings_data(settings: Any) -> dict[str, Any] | None:
+    """`model_settings:` as file data: literal values, dynamic ones as their definitions, and `extra`."""
+    from .dynconfig import ConfigInfo
+
+    data = {}
+    for name, value in settings.settings().items():
+        dumped = _dynamic(value) if isinstance(value, ConfigInfo) else _plain(value)
+        if dumped is not None:
+            data[name] = dumped
+    if settings.extra:
+        data["extra"] = _plain(settings.extra)
+    return data or None
+
+
+def _output_schema_data(output: Any) -> dict[str, Any] | None:
+    """`output_schema:` as file data: written out (a file's copy included), or still named in the store."""
+    if output is None:
+        return None
+    data: dict[str, Any] = {"store": output.store_key} if output.store_key else {"schema": output.as_dict()}
+    data.update(name=output.name, strict=output.strict)
+    if output.description:
+        data["description"] = output.description
+    return data
+
+
+#: How the fields that turn prompts into messages and requests are written back as file data.
+_REQUEST_FIELDS: dict[str, Callable[[Any], Any]] = {
+    "model_settings": _settings_data,
+    "output_schema": _output_schema_data,
+    "inputs": lambda inputs: {name: spec.to_dict() for name, spec in inputs.items()} or None,
+    "roles": lambda roles: dict(roles) or None,
+    "messages": lambda layout: [slot.to_dict() for slot in layout] if layout else None,
+}
 
 
 def _plain(value: Any) -> Any:

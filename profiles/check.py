@@ -16,7 +16,11 @@ samples:
 
 The kinds rendered are every kind the persona can render: `system`, `user`, `write_memory`, the
 kinds of its template roots (`prompts/default/en/handoff.j2` is the `handoff` kind) and of
-`PROFILES_TEMPLATE_PATH`, its own kinds under `templates:`, and `react` when it has tools.
+`PROFILES_TEMPLATE_PATH`, its own kinds under `templates:`, the kinds of its `messages:` layout,
+and `react` when it has tools.
+
+When the persona declares `inputs:`, each sample must have its input's type, and a required input
+needs a sample (the first of its `examples` counts as one).
 """
 
 from __future__ import annotations
@@ -84,6 +88,17 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         return
     kinds = prompt_kinds(config, profile)
     samples, per_kind = _split_samples(config, kinds)
+    inputs = getattr(profile, "inputs", {})
+    for scope, given in [(None, samples), *per_kind.items()]:
+        for name, value in list(given.items()):
+            spec = inputs.get(name)
+            problem = spec.problem(value) if spec is not None and value is not None else None
+            if problem:
+                what = f"sample {name!r}" + (f" for the {scope} prompt" if scope else "")
+                issue(f"{what} does not fit inputs.{name}: {problem}", "samples", *([scope] if scope else [name]))
+                del given[name]  # reported once here, not again by every prompt it would reach
+    written = set(samples)  # an input's examples stand in for samples, but are not checked for use
+    samples = {**_examples(config), **samples}
     used_anywhere: set[str] = set()
     latent = _latent_secrets(config)
     for kind in kinds:
@@ -92,7 +107,7 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
         used_anywhere |= used
         for name in sorted(set(per_kind.get(kind, {})) - used):
             issue(f"sample {name!r} for the {kind} prompt is used by no template of that prompt; remove it", "samples")
-    for name in sorted(set(samples) - used_anywhere):
+    for name in sorted(written - used_anywhere):
         issue(f"sample {name!r} is used by no template of this persona; remove it or fix its name", "samples")
 
 
@@ -100,18 +115,20 @@ def prompt_kinds(config: Any, profile: Any) -> list[str]:
     """The prompt kinds `check` renders for a persona: every kind it can render.
 
     The built-in ones, the kinds of its template roots and of `PROFILES_TEMPLATE_PATH`, its own
-    (`templates:`), and `react` when it has tools, without which react refuses to render.
-    Snapshots and `profiles diff` render the same ones.
+    (`templates:`), those of its `messages:` layout, and `react` when it has tools, without which
+    react refuses to render. Snapshots and `profiles diff` render the same ones.
     """
     from .rendering.templates import PROMPT_KINDS
 
     known = getattr(profile, "known_kinds", None)
     others = set(known() if known is not None else ()) | set(profile.templates)
+    layout = {slot.kind for slot in getattr(config, "messages", None) or () if slot.kind}  # the kinds it sends
     others -= set(PROMPT_KINDS)
     if profile.tools:
         others.add("react")
-    elif "react" not in profile.templates:
+    elif "react" not in profile.templates and "react" not in layout:
         others.discard("react")
+    others |= layout - set(PROMPT_KINDS)
     return [*PROMPT_KINDS, *sorted(others)]
 
 
@@ -123,10 +140,16 @@ def _split_samples(config: Any, kinds: list[str]) -> tuple[dict[str, Any], dict[
     return samples, per_kind
 
 
+def _examples(config: Any) -> dict[str, Any]:
+    """The first example of each declared input that has one: a sample when the persona gives none."""
+    return {name: spec.examples[0] for name, spec in getattr(config, "inputs", {}).items() if spec.examples}
+
+
 def kind_samples(config: Any, kinds: list[str]) -> dict[str, dict[str, Any]]:
-    """The sample values each kind is rendered with: the shared samples, then the kind's own."""
+    """The sample values each kind is rendered with: inputs' examples, the shared samples, then the kind's own."""
     samples, per_kind = _split_samples(config, kinds)
-    return {kind: {**samples, **per_kind.get(kind, {})} for kind in kinds}
+    shared = {**_examples(config), **samples}
+    return {kind: {**shared, **per_kind.get(kind, {})} for kind in kinds}
 
 
 def _latent_secrets(config: Any) -> dict[str, str]:
@@ -168,19 +191,34 @@ def _check_kind(
         for template in templates if isinstance(templates, tuple) else (templates,):
             if hasattr(template, "declared"):
                 sources.append((template, (field_name,)))
+    inputs = getattr(profile, "inputs", {})
     for template, path in sources:
-        for name in sorted(template.required):
+        # a declared required input must be given even where the template tests it (`is defined`)
+        needed = {
+            *template.required,
+            *(name for name in template.declared if name in inputs and inputs[name].needs_value),
+        }
+        for name in sorted(needed):
             if name in samples or name in placeholders or not _unknown(profile, kind, name):
                 continue
             where = template.where(name) if not path else template.label
-            close = closest(name, {*profile.values, *profile.bound, *samples, *kind_inputs(kind)})
-            hint = f"did you mean {close!r}? Else " if close else ""
-            issue(
-                f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
-                f"{hint}add it under 'samples:' (or 'variables:' for a default)",
-                *(path or own),
-            )
-            placeholders[name] = f"<{name}>"
+            spec = getattr(profile, "inputs", {}).get(name)
+            if spec is not None:
+                issue(
+                    f"{kind} prompt: {where} reads input {name!r} ({spec.expected}), which is required and has no "
+                    "sample; add one under 'samples:', or examples to its declaration",
+                    "inputs",
+                    name,
+                )
+            else:
+                close = closest(name, {*profile.values, *profile.bound, *samples, *kind_inputs(kind)})
+                hint = f"did you mean {close!r}? Else " if close else ""
+                issue(
+                    f"{kind} prompt: {where} uses {name!r}, which is no field, input or variable of this persona; "
+                    f"{hint}add it under 'samples:' (or 'variables:' for a default)",
+                    *(path or own),
+                )
+            placeholders[name] = _placeholder(name, spec)
     for name in plan.secret:
         if name in samples:
             continue
@@ -211,5 +249,22 @@ def _check_kind(
     return set(plan.used)
 
 
+def _placeholder(name: str, spec: Any) -> Any:
+    """A stand-in value for a variable with no sample, of the input's type when it has one."""
+    if spec is None:
+        return f"<{name}>"
+    if spec.enum:
+        return spec.enum[0]
+    kind = spec.types[0] if spec.types else "string"
+    return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(kind, f"<{name}>")
+
+
 def _unknown(profile: Any, kind: str, name: str) -> bool:
-    return not (name in profile.values or name in profile.bound or name in kind_inputs(kind))
+    spec = getattr(profile, "inputs", {}).get(name)
+    return not (
+        name in profile.values
+        or name in profile.bound
+        or name in kind_inputs(kind)
+        or (name == "out_schema" and getattr(profile, "output_schema", None) is not None)
+        or (spec is not None and not spec.needs_value)
+    )

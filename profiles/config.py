@@ -15,14 +15,31 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
+from .dynconfig import ConfigInfo
 from .errors import ConfigError, ConfigIssue, edit_distance
 from .fields import (
+    NO_SETTINGS,
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
+    Inputs,
+    Layout,
     Metadata,
+    ModelSettings,
+    ModelSettingsField,
+    OutputSchemaField,
+    Roles,
     TemplateRoots,
     TemplateSource,
     Text,
@@ -33,7 +50,9 @@ from .fields import (
     type_name,
     variable_values,
 )
+from .inputs import InputSpec, InputSpecError
 from .providers.env import DEPLOYMENT_PATTERN
+from .settings import SETTING_NAMES
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -56,6 +75,15 @@ PYTHON_ONLY_FIELDS = ("factory",)
 
 #: Set while validating a parent persona, which need not have a name and role of its own.
 _PARTIAL: ContextVar[bool] = ContextVar("profiles_partial", default=False)
+
+#: Set while `from_data` validates: the checks that need the file's lines run after it sets them.
+_DEFERRED: ContextVar[bool] = ContextVar("profiles_deferred", default=False)
+
+#: What `allow_secrets` may name: the profile's fields and its model settings.
+SECRET_FIELDS = (*PROFILE_FIELDS, *(f"model_settings.{name}" for name in SETTING_NAMES))
+
+#: Template variables the library fills itself; no input may take their names.
+_FILLED = ("tools", "tool_names", "resources", "react")
 
 
 class _PersonaFields(BaseModel):
@@ -120,7 +148,39 @@ class _PersonaFields(BaseModel):
         "write_memory or react is taken for a typo unless it is listed here or found in a template root.",
     )
     allow_secrets: tuple[str, ...] = Field(
-        (), description="Secret fields (secret: true, or read from a credential-like key) that may reach a prompt."
+        (),
+        description="Secret fields (secret: true, or read from a credential-like key) that may reach a prompt, a "
+        "message or a request body; a model setting is named model_settings.<name>.",
+    )
+    model_settings: ModelSettingsField = Field(
+        # shared, neither made nor copied per persona: loading thousands of personas is a hot path
+        default_factory=lambda: NO_SETTINGS,
+        description="Sampling and length settings sent with every request: temperature, top_p, max_tokens, "
+        "stop, seed, presence_penalty, frequency_penalty (each a value or a dynamic field), and request body "
+        "keys passed through untouched under extra. Each API gets the ones it takes, under its own names (see "
+        "the table of settings per API).",
+    )
+    output_schema: OutputSchemaField = Field(
+        None,
+        description="The JSON Schema replies follow: written inline, {file: path} (JSON or YAML, inside the "
+        "persona's folder), {store: prompt name}, or {schema: {...}} with name and strict. Templates get it as "
+        "out_schema, requests as their response format, and parse_reply checks replies against it.",
+    )
+    inputs: Inputs = Field(
+        default_factory=dict,
+        description="The template variables callers give, each with type, enum, description, required "
+        "(default true), default and examples. Once declared, a template (or a file it extends, includes or "
+        "imports) reading any other variable is an error when the persona is loaded, at that file's line.",
+    )
+    roles: Roles = Field(
+        default_factory=dict,
+        description="The chat role each prompt kind is sent as (system, developer, user, assistant), "
+        "e.g. {planner: developer}; the system kind defaults to system, every other kind to user.",
+    )
+    messages: Layout = Field(
+        None,
+        description="The chat messages the prompts become, in order: {role: …, kind: …} for a prompt kind, "
+        "{history: true} for the caller's history. Default: system prompt, history, user prompt.",
     )
 
     @field_validator("templates", mode="before")
@@ -179,11 +239,12 @@ class _PersonaFields(BaseModel):
                 "expected a list of field names, e.g. [name]; got {kind}",
                 {"kind": type_name(value)},
             )
-        unknown = [str(item) for item in value if item not in PROFILE_FIELDS]
+        unknown = [str(item) for item in value if item not in SECRET_FIELDS]
         if unknown:
             raise PydanticCustomError(
                 "allow_secrets_field",
-                "unknown field(s) {names}; list fields of this persona, which are {known}",
+                "unknown field(s) {names}; list fields of this persona, which are {known}, or model settings "
+                "as model_settings.<name>",
                 {"names": ", ".join(unknown), "known": ", ".join(PROFILE_FIELDS)},
             )
         return tuple(value)
@@ -194,7 +255,7 @@ class DeploymentOverlay(_PersonaFields):
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
-            if value not in (None, {}, ()):
+            if not _unset(value):
                 yield name, value
 
 
@@ -226,7 +287,9 @@ class PersonaModel(_PersonaFields):
     `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments` maps a
     deployment name to the fields it overrides, and `allow_secrets` names the secret fields that
     may reach a prompt. `metadata` holds free-form data that travels with the persona (a sampling
-    plan's draws, say) and never reaches a prompt.
+    plan's draws, say) and never reaches a prompt. `inputs` declares the variables callers give,
+    with their types; `model_settings`, `output_schema`, `roles` and `messages` say how prompts
+    become chat messages and request bodies.
     """
 
     deployments: dict[DeploymentName, DeploymentOverlay] = Field(
@@ -274,6 +337,8 @@ class PersonaModel(_PersonaFields):
             typos = kind_typos(self)
             if typos:
                 raise ConfigError(typos)
+        if self.inputs and not _DEFERRED.get() and not _PARTIAL.get():
+            self._check_templates()
 
     @classmethod
     def from_data(
@@ -298,16 +363,32 @@ class PersonaModel(_PersonaFields):
         """
         token = base_dir_var.set(base_dir)
         partial_token = _PARTIAL.set(partial)
+        deferred_token = _DEFERRED.set(True)
         try:
             config = cls(**{key: value for key, value in data.items() if isinstance(key, str)})
         finally:
+            _DEFERRED.reset(deferred_token)
             _PARTIAL.reset(partial_token)
             base_dir_var.reset(token)
         # one update: pydantic's per-attribute path for private attributes is slow on this hot path
         config.__pydantic_private__.update(
             _base_dir=base_dir, _source_file=source_file, _lines=dict(lines or {}), _origin=origin
         )
+        if config.inputs and not partial:
+            config._check_templates()
         return config
+
+    def _check_templates(self) -> None:
+        """With `inputs:` declared: templates read nothing undeclared, and unread inputs warn.
+
+        Raises:
+            ConfigError: every undeclared variable a template reads, at the template's file and line.
+        """
+        from .template_inputs import check_declared_inputs
+
+        issues = check_declared_inputs(self)
+        if issues:
+            raise ConfigError(issues)
 
     @field_validator("deployments", mode="before")
     @classmethod
@@ -321,6 +402,27 @@ class PersonaModel(_PersonaFields):
             )
         # an empty entry (`prod:`) names a deployment that keeps the base persona
         return {name: ({} if overlay is None else overlay) for name, overlay in value.items()}
+
+    @model_validator(mode="after")
+    def _check_inputs(self) -> PersonaModel:
+        """Inputs take no field's name, and `variables:` values have the declared types, overlays too."""
+        views = [((), self.inputs, self.variables)]
+        for name, overlay in self.deployments.items():
+            if {"inputs", "variables"} & overlay.model_fields_set:
+                inputs = {**self.inputs, **overlay.inputs}
+                views.append((("deployments", name), inputs, {**self.variables, **overlay.variables}))
+        for where, inputs, variables in views:
+            for name in inputs:
+                if name in PROFILE_FIELDS or name in _FILLED:
+                    what = "a persona field" if name in PROFILE_FIELDS else "filled in by the library"
+                    message = f"{name!r} is {what}, not an input; remove it from inputs"
+                    raise _entry_error(message, *where, "inputs", name)
+            for name, value in variables.items():
+                spec = inputs.get(name)
+                problem = _variable_problem(spec, value) if spec is not None and value is not None else None
+                if problem:
+                    raise _entry_error(f"does not fit inputs.{name}: {problem}", *where, "variables", name)
+        return self
 
     @field_validator("factory")
     @classmethod
@@ -349,8 +451,36 @@ class PersonaModel(_PersonaFields):
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
-            if value not in (None, {}, ()):
+            if not _unset(value):
                 yield name, value
+
+
+def _unset(value: Any) -> bool:
+    """Whether a field holds nothing worth showing in a repr."""
+    if isinstance(value, ModelSettings):
+        return not value
+    return value is None or (isinstance(value, (dict, tuple)) and not value)
+
+
+def _variable_problem(spec: InputSpec, value: Any) -> str | None:
+    """Why a `variables:` entry does not fit its declared input; a dynamic entry's default is read as text."""
+    if not isinstance(value, ConfigInfo):
+        return spec.problem(value)
+    default = value.default
+    if default is None:
+        return None  # nothing to check until a provider answers (resolution reads it by the type)
+    if isinstance(default, str):
+        try:
+            spec.from_text(default)
+        except InputSpecError as exc:
+            return f"its default {exc.reason}"
+        return None
+    return spec.problem(default)
+
+
+def _entry_error(message: str, *path: Any) -> PydanticCustomError:
+    """An error at `path` (below the persona), raised from a check of the whole persona."""
+    return PydanticCustomError("persona_entry", "{reason}", {"reason": message, "persona_path": tuple(path)})
 
 
 def kind_typos(config: PersonaModel) -> list[ConfigIssue]:
@@ -412,10 +542,17 @@ def config_error_from(
     issues = [_missing_issue(field) for field in missing]
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
-        if error["type"] == "list_item_type" and "index" in (error.get("ctx") or {}):
-            loc = (*loc, error["ctx"]["index"])
+        context = error.get("ctx") or {}
+        if error["type"] == "list_item_type" and "index" in context:
+            loc = (*loc, context["index"])
+        if "entry_at" in context:  # an entry of a mapping or list: point at the entry's own line
+            loc = (*loc, *context["entry_at"])
+        if "persona_path" in context:  # a check of the whole persona names the path itself
+            loc = tuple(context["persona_path"])
         field = ".".join(str(part) for part in loc)
-        if error["type"] == "extra_forbidden":
+        if error["type"] == "extra_forbidden" and "model_settings" in loc[:-1]:
+            message = _unknown_setting_message(str(loc[-1]))
+        elif error["type"] == "extra_forbidden":
             message = _unknown_field_message(str(loc[-1]))
         elif error["type"] == "missing":
             message = "is required"
@@ -436,6 +573,15 @@ def _unknown_field_message(name: str) -> str:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
     return f"unknown field; {hint}"
+
+
+def _unknown_setting_message(name: str) -> str:
+    import difflib
+
+    known = [*SETTING_NAMES, "extra"]
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{close[0]}'?" if close else f"known settings are {', '.join(known)}"
+    return f"unknown model setting; {hint} (keys for the request body itself go under extra)"
 
 
 def known_field_names() -> list[str]:

@@ -8,8 +8,9 @@ deployments:
   staging: {name: Socrates}
 ```
 
-The overlay's fields replace the persona's; `templates` and `variables` merge per key, the overlay
-winning. Provenance names the overlay and the line it was written on (`overlay staging: a.yaml:4`).
+The overlay's fields replace the persona's; `templates`, `variables`, `samples`, `inputs`, `roles`
+and `model_settings` merge per key, the overlay winning (`model_settings.extra` per key too).
+Provenance names the overlay and the line it was written on (`overlay staging: a.yaml:4`).
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import warnings
 from typing import Any, TypeVar
 
 from .config import DeploymentOverlay, PersonaModel
-from .fields import PROFILE_FIELDS
+from .fields import PROFILE_FIELDS, merge_model_settings
 
 __all__ = ["MERGED_FIELDS", "UnknownDeploymentWarning", "apply_overlay", "for_deployment", "warn_unknown_deployment"]
 
 #: Overlay fields that merge per key instead of replacing the persona's.
-MERGED_FIELDS = ("templates", "variables", "samples")
+MERGED_FIELDS = ("templates", "variables", "samples", "inputs", "roles", "model_settings")
 
 Config = TypeVar("Config", bound=PersonaModel)
 
@@ -82,6 +83,13 @@ def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -
     sources = dict(config._overlay_sources)
     for field in overlay.model_fields_set:
         value = getattr(overlay, field)
+        if field == "model_settings":
+            updates[field] = merge_model_settings(config.model_settings, value)
+            for name in value.settings():
+                where = config.line_of("deployments", deployment, field, name)
+                shown = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
+                sources[f"{field}.{name}"] = shown
+            continue
         if field in MERGED_FIELDS:
             updates[field] = {**getattr(config, field), **value}
             if field == "variables":
@@ -92,7 +100,7 @@ def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -
                     )
             continue
         updates[field] = value
-        if field in PROFILE_FIELDS:
+        if field in PROFILE_FIELDS or field == "output_schema":
             where = config.line_of("deployments", deployment, field)
             sources[field] = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
     made = config.model_copy(update=updates)

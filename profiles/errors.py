@@ -8,6 +8,9 @@ ProfilesError
   RenderError            a template failed to compile or render (template name and line)
     TemplateNotFoundError  no template for that kind, language or path
     ResourceError          resources are malformed, or missing where the persona requires them
+    HistoryError           chat history turns are malformed or do not fit the API (turn, key, fix)
+    InputError             a declared input got a value of the wrong type, or none where one is required
+  RequestError           a request body cannot be built for that API (no model, a name it refuses)
   SecretError            a secret would reach a prompt
   StoreError             the prompt store failed
     PromptNotFoundError    no prompt matches (also a LookupError)
@@ -21,6 +24,7 @@ ProfilesError
       EmptyReplyError        the model answered nothing
   ReplyError             a model's reply could not be read
     ReactParseError        a ReAct reply is neither a readable action nor an answer
+    SchemaReplyError       a reply is not JSON that the persona's output_schema accepts
   OutputError            output could not be written (the file or standard output, and why)
   ServeError             the server cannot start as asked, or refuses a request (its HTTP status)
 ```
@@ -42,6 +46,8 @@ __all__ = [
     "ConfigIssue",
     "DatasetRowError",
     "FactoryError",
+    "HistoryError",
+    "InputError",
     "LabelConflictError",
     "OutputError",
     "ProfilesError",
@@ -50,9 +56,11 @@ __all__ = [
     "ReactParseError",
     "RenderError",
     "ReplyError",
+    "RequestError",
     "ResolutionError",
     "ResourceError",
     "RowIssue",
+    "SchemaReplyError",
     "SecretError",
     "ServeError",
     "StoreError",
@@ -170,6 +178,41 @@ class ResourceError(RenderError, ValueError):
     """
 
 
+class HistoryError(RenderError, ValueError):
+    """Raised when chat history given to `format_messages` or `to_request` is malformed.
+
+    `problems` lists every problem, one line each, naming the turn (`history[3].tool_call_id`).
+    Like `ResourceError`, the fix is in the caller's data, not in the persona.
+    """
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        if len(self.problems) == 1:
+            text = f"history: {self.problems[0]}"
+        else:
+            text = f"history has {len(self.problems)} problems:\n" + "\n".join(f"  {line}" for line in self.problems)
+        super().__init__(text)
+
+
+class InputError(RenderError, ValueError):
+    """Raised when a declared input (the persona's `inputs:`) gets a value of the wrong type, or none.
+
+    `input` names the input, so a server can point at the argument that was wrong.
+    """
+
+    def __init__(self, message: str, input: str | None = None) -> None:
+        self.input = input
+        super().__init__(message)
+
+
+class RequestError(ProfilesError):
+    """Raised when a request body cannot be built for the API asked for.
+
+    For example: no model is known, a tool's name is one the API refuses, or a setting has no
+    field in that API and the call asked for an error rather than leaving it out.
+    """
+
+
 class SecretError(ProfilesError):
     """Raised when a secret value would be rendered into a prompt without being allowed."""
 
@@ -212,6 +255,20 @@ class ReactParseError(ReplyError, ValueError):
     The message says what was wrong and shows the expected format, so an agent loop can send it
     back to the model as a correction.
     """
+
+
+class SchemaReplyError(ReplyError, ValueError):
+    """Raised by `parse_reply` when a reply holds no JSON, or JSON the output schema refuses.
+
+    The message is written to be sent back to the model as a correction. `problems` lists each
+    schema error (`/urgency: 7 is greater than the maximum of 5`); `value` is the JSON that was
+    read, or None when none was found.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None, value: Any = None) -> None:
+        self.problems = list(problems or [])
+        self.value = value
+        super().__init__(message)
 
 
 class ServeError(ProfilesError):

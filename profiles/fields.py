@@ -1,9 +1,13 @@
-"""The value types of persona fields and their validation: text, lists, templates, tools, folders.
+"""The value types of persona fields and their validation: text, lists, templates, tools, folders,
+model settings, output schemas, typed inputs and the message layout.
 
 Each validator turns what YAML (or Python) gives into the one form the persona model holds, or
 raises a pydantic error whose message says what was expected and how to fix it; the persona
-model (`config.py`) attaches file, line and field path. Template files are read here, confined
-to the persona's folder, while the persona is validated.
+model (`config.py`) attaches file, line and field path. Template and output schema files are
+read here, confined to the persona's folder, while the persona is validated.
+
+An error about one entry of a mapping (an input, a layout entry) carries the entry's key in its
+context as `entry_at`, so the persona model can point at that entry's own line.
 """
 
 from __future__ import annotations
@@ -14,21 +18,39 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
 from .errors import ProfilesError
+from .inputs import InputSpec, InputSpecError, parse_inputs
+from .messages import LayoutSpecError, MessageSlot, parse_layout, parse_roles
+from .output_schema import (
+    OutputSchema,
+    OutputSchemaSpecError,
+    build_output_schema,
+    check_reference,
+    is_reference,
+    read_schema_text,
+)
+from .settings import SETTINGS, SettingError, check_extra, check_setting, setting_from_text
 from .tools import ToolSpecError, parse_tools
 
 __all__ = [
+    "Inputs",
     "LIST_FIELDS",
+    "Layout",
     "MAX_METADATA_CHARS",
     "MAX_METADATA_DEPTH",
     "MAX_TEMPLATE_BYTES",
     "Metadata",
+    "ModelSettings",
+    "NO_SETTINGS",
+    "ModelSettingsField",
+    "OutputSchemaField",
     "PROFILE_FIELDS",
     "REQUIRED_FIELDS",
+    "Roles",
     "TEMPLATE_SPECS",
     "TEXT_FIELDS",
     "TemplateSource",
@@ -38,6 +60,7 @@ __all__ = [
     "Tools",
     "base_dir_var",
     "confine_root_var",
+    "merge_model_settings",
     "template_sources",
     "type_name",
     "variable_values",
@@ -183,23 +206,25 @@ def _fail(code: str, message: str) -> PydanticCustomError:
     return PydanticCustomError(code, message)
 
 
-def _confined(base_dir: Path, relative: str) -> Path:
+def _confined(base_dir: Path, relative: str, what: str = "template") -> Path:
     """Resolve a path relative to `base_dir`, refusing anything that leads outside the confinement root.
 
     The root is `confine_root_var` (the folder of the persona being loaded, set by the loader), else
     `base_dir` itself. A parent persona in `bases/` may so name `../prompts` when that stays inside
     the loaded persona's folder; a persona loaded on its own may not leave its folder. Checked after
-    resolving, so a symlink cannot lead out either.
+    resolving, so a symlink cannot lead out either. `what` names the file in messages and codes
+    (`template`, `output_schema`).
     """
+    code = what.replace(" ", "_")
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or relative[1:3] in (":\\", ":/"):
-        raise _fail("template_path", f"template path {relative!r} must be relative to the persona's folder")
+        raise _fail(f"{code}_path", f"{what} path {relative!r} must be relative to the persona's folder")
     root = (confine_root_var.get() or base_dir).resolve()
     target = (base_dir.resolve() / pure).resolve()
     if target != root and root not in target.parents:
         raise _fail(
-            "template_path",
-            f"template path {relative!r} leads outside {root}, the folder of the persona being loaded",
+            f"{code}_path",
+            f"{what} path {relative!r} leads outside {root}, the folder of the persona being loaded",
         )
     return target
 
@@ -259,19 +284,34 @@ confine_root_var: ContextVar[Path | None] = ContextVar("profiles_confine_root", 
 MAX_TEMPLATE_BYTES = 1_000_000
 
 
-def _read_template(base_dir: Path, relative: str) -> TemplateSource:
-    path = _confined(base_dir, relative)
+def _hidden(relative: str) -> bool:
+    """Whether a relative path names a hidden file or folder (`.env`, `.git/config`)."""
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    return any(part.startswith(".") and part not in (".", "..") for part in parts)
+
+
+def _read_file(base_dir: Path, relative: str, what: str) -> str:
+    """The text of a file next to the persona, confined to its folder and bounded in size.
+
+    A hidden file is refused: a `.env` beside the persona holds secrets, and neither a template
+    nor an output schema ever comes from one.
+    """
+    code = what.replace(" ", "_")
+    if _hidden(relative):
+        raise _fail(f"{code}_path", f"{what} path {relative!r} names a hidden file; use a name without a leading '.'")
+    path = _confined(base_dir, relative, what)
     try:
         if path.stat().st_size > MAX_TEMPLATE_BYTES:
-            raise _fail("template_size", f"template file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")
-        text = path.read_text(encoding="utf-8")
+            raise _fail(f"{code}_size", f"{what} file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise _fail("template_missing", f"template file {relative!r} not found next to the persona") from None
+        raise _fail(f"{code}_missing", f"{what} file {relative!r} not found next to the persona") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(
-            "template_unreadable", f"template file {relative!r} cannot be read ({type(exc).__name__})"
-        ) from None
-    return TemplateSource(text, f"file:{relative}")
+        raise _fail(f"{code}_unreadable", f"{what} file {relative!r} cannot be read ({type(exc).__name__})") from None
+
+
+def _read_template(base_dir: Path, relative: str) -> TemplateSource:
+    return TemplateSource(_read_file(base_dir, relative, "template"), f"file:{relative}")
 
 
 def template_sources(value: Any) -> Any:
@@ -307,6 +347,170 @@ def template_sources(value: Any) -> Any:
         else:
             result[str(kind)] = TemplateSource(text, "inline")
     return result
+
+
+def _at(code: str, message: str, *at: Any) -> PydanticCustomError:
+    """An error about one entry of a mapping; `at` is the entry's path below the field."""
+    return PydanticCustomError(code, "{reason}", {"reason": message, "entry_at": tuple(at)})
+
+
+# model settings --------------------------------------------------------------------------------
+
+
+def _setting(name: str, value: Any) -> Any:
+    """One setting: a checked literal, or a dynamic field whose default is checked now."""
+    if value is None or isinstance(value, ConfigInfo):
+        return value
+    if isinstance(value, Mapping):
+        options = dict(value)
+        default = options.get("default")
+        if default is not None:
+            try:
+                checked = setting_from_text(name, default)
+            except SettingError as exc:
+                raise PydanticCustomError("setting_value", "default {reason}", {"reason": exc.reason}) from None
+            # a provider answers text; the default is kept as text too and read like the answer
+            options["default"] = checked if isinstance(checked, (str, list)) else repr(checked)
+        return _dynamic(options, list_field=False)
+    try:
+        return check_setting(name, value)
+    except SettingError as exc:
+        raise PydanticCustomError("setting_value", "{reason}", {"reason": exc.reason}) from None
+
+
+def _extra(value: Any) -> Any:
+    if value is None:
+        return {}
+    try:
+        return check_extra(value)
+    except SettingError as exc:
+        raise PydanticCustomError("setting_extra", "{reason}", {"reason": exc.reason}) from None
+
+
+def _setting_type(name: str) -> Any:
+    return Annotated[Any, BeforeValidator(lambda value: _setting(name, value))]
+
+
+class ModelSettings(BaseModel):
+    """A persona's `model_settings:`: each a literal or a dynamic field, plus `extra` body keys.
+
+    Ranges are checked here; `settings.py` says which API gets which setting under which name.
+    A dynamic setting's value is read from its provider's text when the profile is created.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    temperature: _setting_type("temperature") = Field(None, description=SETTINGS["temperature"].description)
+    top_p: _setting_type("top_p") = Field(None, description=SETTINGS["top_p"].description)
+    max_tokens: _setting_type("max_tokens") = Field(None, description=SETTINGS["max_tokens"].description)
+    stop: _setting_type("stop") = Field(None, description=SETTINGS["stop"].description)
+    seed: _setting_type("seed") = Field(None, description=SETTINGS["seed"].description)
+    presence_penalty: _setting_type("presence_penalty") = Field(
+        None, description=SETTINGS["presence_penalty"].description
+    )
+    frequency_penalty: _setting_type("frequency_penalty") = Field(
+        None, description=SETTINGS["frequency_penalty"].description
+    )
+    extra: Annotated[dict[str, Any], BeforeValidator(_extra)] = Field(
+        default_factory=dict,
+        description="Request body keys passed through untouched; a key naming an API "
+        "(openai-chat, openai-responses, anthropic) holds keys for that API only.",
+    )
+
+    def settings(self) -> dict[str, Any]:
+        """The settings that are set, name to literal value or `ConfigInfo`, in table order."""
+        return {name: getattr(self, name) for name in SETTINGS if getattr(self, name) is not None}
+
+    def __bool__(self) -> bool:
+        return bool(self.settings() or self.extra)
+
+
+#: The settings of a persona that sets none; shared, since settings never change once made.
+NO_SETTINGS = ModelSettings()
+
+
+def _model_settings(value: Any) -> Any:
+    if value is None:
+        return NO_SETTINGS
+    if isinstance(value, ModelSettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError(
+            "model_settings_type",
+            "expected a mapping of setting to value, e.g. {temperature: 0.2, max_tokens: 512}; got {kind}",
+            {"kind": type_name(value)},
+        )
+    return value
+
+
+def merge_model_settings(base: ModelSettings, overlay: ModelSettings) -> ModelSettings:
+    """`overlay`'s settings over `base`'s, per setting; `extra` merges per key."""
+    merged = {**base.settings(), **overlay.settings()}
+    return ModelSettings.model_construct(
+        **{name: merged.get(name) for name in SETTINGS}, extra={**base.extra, **overlay.extra}
+    )
+
+
+# output schema ---------------------------------------------------------------------------------
+
+
+def _output_schema(value: Any) -> Any:
+    if value is None or isinstance(value, OutputSchema):
+        return value
+    base_dir = Path(base_dir_var.get() or Path.cwd())
+    try:
+        if is_reference(value):
+            check_reference(value)
+            options = {key: value.get(key) for key in ("name", "strict", "description")}
+            if "file" in value:
+                relative = value["file"]
+                if not isinstance(relative, str) or not relative.strip():
+                    raise _fail("output_schema_spec", "output_schema file must be a path next to the persona")
+                data = read_schema_text(_read_file(base_dir, relative, "output schema"), f"file {relative!r}")
+                return build_output_schema(data, origin=f"file:{relative}", **options)
+            if "store" in value:
+                key = value["store"]
+                if not isinstance(key, str) or not key.strip():
+                    raise _fail("output_schema_spec", "output_schema store must name a prompt")
+                return build_output_schema(None, origin=f"store:{key.strip()}", store_key=key.strip(), **options)
+            return build_output_schema(value["schema"], **options)
+        return build_output_schema(value)
+    except OutputSchemaSpecError as exc:
+        raise PydanticCustomError(
+            "output_schema", "not a usable JSON Schema: {reason}", {"reason": "; ".join(exc.problems[:10])}
+        ) from None
+    except ProfilesError as exc:  # the jsonschema package is missing
+        raise PydanticCustomError("output_schema_support", "{reason}", {"reason": exc.message}) from None
+
+
+# inputs, roles and the message layout ----------------------------------------------------------
+
+
+def _inputs(value: Any) -> Any:
+    try:
+        return parse_inputs(value)
+    except InputSpecError as exc:
+        if exc.name is None:
+            raise PydanticCustomError("inputs_type", "{reason}", {"reason": exc.reason}) from None
+        raise _at("input_spec", exc.reason, exc.name) from None
+
+
+def _layout(value: Any) -> Any:
+    if value is None:
+        return None
+    try:
+        return parse_layout(value)
+    except LayoutSpecError as exc:
+        if exc.index is None:
+            raise PydanticCustomError("messages_type", "{reason}", {"reason": exc.reason}) from None
+        raise _at("message_spec", exc.reason, exc.index) from None
+
+
+def _roles(value: Any) -> Any:
+    try:
+        return parse_roles(value)
+    except LayoutSpecError as exc:
+        raise PydanticCustomError("roles_type", "{reason}", {"reason": exc.reason}) from None
 
 
 #: Largest `metadata:` a persona may carry, measured as compact JSON text.
@@ -371,4 +575,9 @@ Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
 TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
 TemplateRoots = Annotated[tuple[Path, ...], BeforeValidator(_template_roots)]
+ModelSettingsField = Annotated[ModelSettings, BeforeValidator(_model_settings)]
+OutputSchemaField = Annotated[OutputSchema | None, BeforeValidator(_output_schema)]
+Inputs = Annotated[dict[str, InputSpec], BeforeValidator(_inputs)]
+Layout = Annotated[tuple[MessageSlot, ...] | None, BeforeValidator(_layout)]
+Roles = Annotated[dict[str, str], BeforeValidator(_roles)]
 Metadata = Annotated[dict[str, Any], BeforeValidator(_metadata)]

@@ -44,12 +44,19 @@ PERSONA_SUFFIXES = (".yaml", ".yml")
 #: and each template's kind, for messages about it.
 _NESTED_KEYS = ("deployments", "templates")
 
+#: Fields whose keys get their lines recorded: each setting, for provenance; each input, for warnings;
+#: each template and sample, for problems found in them.
+_MAPPED_KEYS = ("model_settings", "inputs", "templates", "samples")
+
 
 def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> list[ConfigIssue]:
     keys = {issue.loc for issue in issues if issue.code == "extra_forbidden"}
     locate = locator(text, index, keys)
     located = []
     for issue in issues:
+        if issue.file is not None:  # it knows its place already, e.g. a template file's line
+            located.append(issue)
+            continue
         line, column = locate(issue.loc) if issue.loc else (None, None)
         located.append(replace(issue, file=file, line=line, column=column))
     return located
@@ -64,7 +71,7 @@ def parse_profiles(
     the root they must stay inside. `partial` reads personas that need not be complete, such as
     a dataset's base persona: a name and a role may come from elsewhere.
     """
-    documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS)
+    documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
     if not documents or all(document is None for document in documents):
         raise ConfigError(ConfigIssue("the file is empty; a persona needs at least a name and a role", file=file))
@@ -213,7 +220,7 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
     if not path.is_file():
         raise ConfigError(source.issue(f"parent persona {label!r} not found; check the path", "extends"))
     text = read_text(path)
-    documents, issues, field_lines = read_documents(text, label, nested=_NESTED_KEYS)
+    documents, issues, field_lines = read_documents(text, label, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     if issues:
         raise ConfigError([replace(issue, file=label) for issue in issues])
     if len(documents) != 1 or not isinstance(documents[0], dict):

@@ -1,7 +1,10 @@
-"""Profiles: a persona resolved for one context, immutable, that renders prompts.
+"""Profiles: a persona resolved for one context, immutable, that renders prompts, messages and requests.
 
 A profile never reads the environment: every value was resolved when it was created, so
-rendering is pure and the same profile renders the same prompt from any thread.
+rendering is pure and the same profile renders the same prompt from any thread. Beyond prompt
+text, `format_messages` arranges the prompts as chat messages (`messages.py`), `to_request`
+builds a whole request body for one API (`requests.py`) and `parse_reply` reads a reply by the
+persona's output schema (`output_schema.py`); those modules do the work, this one renders.
 """
 
 from __future__ import annotations
@@ -18,20 +21,28 @@ from .context import Context, Resolved
 from .errors import (
     ConfigError,
     ConfigIssue,
+    InputError,
     ProfilesError,
     RenderError,
+    RequestError,
     ResourceError,
     SecretError,
     TemplateNotFoundError,
 )
 from .fields import TemplateSource
+from .inputs import InputSpec
+from .messages import DEFAULT_LAYOUT, STYLES, MessageSlot, assemble, to_style
+from .output_schema import OutputSchema, parse_reply
 from .provenance import ExplainRow, explain_profile
 from .react import KEYWORDS
 from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
-from .resolve import resolve_variables
+from .requests import build_request, check_api
+from .resolve import fetch_output_schema, resolve_settings, resolve_variables
 from .resources import check_resources
-from .secrets import redact
+from .secrets import first_leak, redact
+from .settings import SETTING_NAMES, SettingError, check_setting
+from .template_inputs import known_variables
 from .tools import Tool, ToolSpecError, parse_tools
 
 if TYPE_CHECKING:
@@ -39,7 +50,10 @@ if TYPE_CHECKING:
 
     from .config import PersonaModel
 
-__all__ = ["DefaultProfile", "Profile", "build_profile"]
+__all__ = ["FROM_CONFIG", "DefaultProfile", "Profile", "build_profile"]
+
+#: `build_profile(output_schema=FROM_CONFIG)`: take the persona's schema, fetching it from the store if named there.
+FROM_CONFIG: Any = object()
 
 
 class Profile(ABC):
@@ -88,6 +102,9 @@ _SHARED_INPUTS: Mapping[str, Any] = MappingProxyType({"react": KEYWORDS})
 #: Each kind's documented inputs merged with the shared ones, built once.
 _DEFAULTS: dict[str, Mapping[str, Any]] = {}
 
+#: Variables some kind documents (`most_recent_memories`, `now_time`, …): strict messages never refuse them.
+_MESSAGE_INPUTS = frozenset(name for inputs in PROMPT_INPUTS.values() for name in inputs)
+
 
 def _defaults(kind: str) -> Mapping[str, Any]:
     merged = _DEFAULTS.get(kind)
@@ -117,6 +134,8 @@ class _Plan:
     passed: frozenset[str] | None
     #: Templated fields whose rendered text the template reads (a variable of that name wins).
     field_targets: frozenset[str] = frozenset()
+    #: Documented inputs of the kind (`question`, …) the persona declares as required and the template reads.
+    required: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +155,20 @@ class DefaultProfile(Profile):
     requires_resources: bool = False
     #: Secret fields the persona lets into prompts (its `allow_secrets:`).
     allow_secrets: frozenset[str] = frozenset()
+    #: What the profile was made for: its deployment, language and model (None where secret).
+    context: Context = field(default_factory=Context, repr=False)
+    #: The persona's declared inputs (`inputs:`), by template variable.
+    inputs: Mapping[str, InputSpec] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The persona's model settings, each with its value and source.
+    settings: Mapping[str, Resolved] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: Request body keys passed through untouched (`model_settings.extra`).
+    settings_extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The JSON Schema replies follow, if the persona has one.
+    output_schema: OutputSchema | None = field(default=None, repr=False)
+    #: Which prompt kinds become which chat messages (`messages:`), and where the history goes.
+    layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
+    #: The role each prompt kind is sent as where the layout names none (`roles:`).
+    roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
     #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     #: The persona's `variables:` as resolved for this profile, each with its source.
@@ -150,6 +183,29 @@ class DefaultProfile(Profile):
     includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
     #: What it was made from, for traces: `file` (the persona file) and `deployment`.
     origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
+    #: The secrets the persona does not let out, with their names: worked out once, usually none.
+    _hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hidden = [
+            (name, item)
+            for name, item in self.resolved.items()
+            if item.secret and item.value is not None and name not in self.allow_secrets
+        ]
+        hidden += [
+            (f"model_settings.{name}", item)
+            for name, item in self.settings.items()
+            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
+        ]
+        hidden += [
+            (f"variables.{name}", item)
+            for name, item in self.resolved_variables.items()
+            if item.secret
+            and item.value is not None
+            and name not in self.allow_secrets
+            and self.bound.get(name) is item.value  # not replaced by `partial`
+        ]
+        object.__setattr__(self, "_hidden", tuple(hidden))
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
@@ -198,6 +254,15 @@ class DefaultProfile(Profile):
 
     def get_write_memory_template(self) -> str:
         return self.template_for("write_memory").source
+
+    def get_deployment(self) -> str | None:
+        """The deployment this profile was made for (`create_profile(deployment=…)`), if any."""
+        return self.context.deployment
+
+    @property
+    def model_settings(self) -> dict[str, Any]:
+        """The persona's model settings by name, e.g. `{"temperature": 0.2}`; see `settings` for sources."""
+        return {name: item.value for name, item in self.settings.items()}
 
     @property
     def provenance(self) -> dict[str, str]:
@@ -267,7 +332,7 @@ class DefaultProfile(Profile):
         return explain_profile(self)
 
     def _secret_values(self) -> list[Any]:
-        items = (*self.resolved.values(), *self.resolved_variables.values())
+        items = (*self.resolved.values(), *self.resolved_variables.values(), *self.settings.values())
         return [item.value for item in items if item.secret and item.value is not None]
 
     @cached_property
@@ -402,8 +467,237 @@ class DefaultProfile(Profile):
         return self._render(kind, *self._prepare(kind, given, variables), strict)
 
     def partial(self, **variables: Any) -> DefaultProfile:
-        """A new profile with `variables` bound for every later render; this one is unchanged."""
+        """A new profile with `variables` bound for every later render; this one is unchanged.
+
+        Raises:
+            InputError: a value does not fit its declared input.
+        """
+        if self.inputs:
+            self._check_inputs(variables)
         return replace(self, bound=MappingProxyType({**self.bound, **variables}), plans={})
+
+    # messages, requests and replies ------------------------------------------------------------
+    def format_messages(
+        self,
+        question: str | None = None,
+        *,
+        history: Sequence[Mapping[str, Any]] | None = None,
+        resources: Sequence[Mapping[str, Any]] | None = None,
+        is_retry_chat: bool = False,
+        style: str = "openai",
+        strict: bool = False,
+        **variables: Any,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """The prompts as chat messages, by the persona's `messages:` layout, with `history` in its slot.
+
+        By default: the system prompt, then `history` (OpenAI Chat turns, checked: roles, content,
+        tool calls answered), then the user prompt; a prompt that renders empty leaves no message.
+        `style="anthropic"` returns `{"system": …, "messages": […]}` in Anthropic's shape. Each
+        prompt gets the variables its kind documents (`most_recent_memories`, `now_time`, …) and
+        yours; `resources` go to the system prompt. With `strict`, a variable no prompt of the
+        layout uses is an error.
+
+        Raises:
+            HistoryError: `history` is malformed, or does not fit Anthropic's rules.
+            RenderError: a prompt fails to render (see `format_system_prompt`).
+            SecretError: a secret would reach a message.
+        """
+        if style not in STYLES:
+            raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+        api = "anthropic" if style == "anthropic" else "openai-chat"
+        messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
+        return to_style(messages, style)
+
+    def format_write_memory_messages(
+        self,
+        question: str | None = None,
+        thought: str | None = None,
+        action: str | None = None,
+        observation: str | None = None,
+        *,
+        style: str = "openai",
+        strict: bool = False,
+        **variables: Any,
+    ) -> list[dict[str, Any]] | dict[str, Any]:
+        """The write-memory prompt as messages: one message, sent as `roles: {write_memory: …}` or user.
+
+        Raises:
+            RenderError: the prompt fails to render.
+        """
+        if style not in STYLES:
+            raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
+        text = self.format_write_memory_prompt(question, thought, action, observation, strict=strict, **variables)
+        messages = [{"role": self.roles.get("write_memory", "user"), "content": text}] if text.strip() else []
+        return to_style(messages, style)
+
+    def to_request(
+        self,
+        question: str | None = None,
+        *,
+        api: str = "openai-chat",
+        history: Sequence[Mapping[str, Any]] | None = None,
+        resources: Sequence[Mapping[str, Any]] | None = None,
+        is_retry_chat: bool = False,
+        model: str | None = None,
+        tools: Sequence[Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        unsupported: str = "drop",
+        strict: bool = False,
+        **variables: Any,
+    ) -> dict[str, Any]:
+        """A complete request body for `api`: `openai-chat`, `openai-responses` or `anthropic`.
+
+        The messages are `format_messages`'s (history checked by that API's rules); the tools are
+        the persona's in the API's schema (`tools=` replaces them); the output schema is the API's
+        response format; the model settings are those the API takes, under its names, the others
+        left out (`unsupported="error"` refuses them instead). `model=` and `settings=` replace the
+        persona's for this call. The body is plain data for any client; it never holds an API key.
+
+        Raises:
+            RequestError: no model is known, or the API refuses a tool's name or a setting.
+            HistoryError: `history` is malformed for this API.
+            SecretError: a secret would reach the body.
+        """
+        api = check_api(api)
+        messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
+        chosen = model if model is not None else self._model_for_request()
+        if not chosen or not isinstance(chosen, str):
+            raise RequestError(
+                f"{self._label()} names no model; set 'model:' in the persona, or pass model=… "
+                "(--model on the command line)"
+            )
+        body = build_request(
+            api,
+            messages,
+            model=chosen,
+            tools=self.tools if tools is None else _checked_tools(tools),
+            output=self.output_schema,
+            settings=self._request_settings(settings),
+            extra=self.settings_extra,
+            unsupported=unsupported,
+        )
+        self._guard_secrets(body)
+        if tracing.recording():  # the prompts recorded themselves as they rendered; this names the API
+            tracing.annotate({**self.trace_attributes(), "profiles.request.api": api})
+        return body
+
+    def parse_reply(self, text: str) -> Any:
+        """The JSON value a model's reply holds, checked against the persona's `output_schema`.
+
+        Broken JSON is repaired first (code fences, prose around it, trailing commas). Without an
+        output schema, any JSON value is returned.
+
+        Raises:
+            SchemaReplyError: no JSON, or JSON the schema refuses; the message can be sent back
+                to the model as a correction.
+        """
+        return parse_reply(text, self.output_schema)
+
+    def _messages(
+        self,
+        question: str | None,
+        history: Sequence[Mapping[str, Any]] | None,
+        resources: Sequence[Mapping[str, Any]] | None,
+        is_retry_chat: bool,
+        strict: bool,
+        variables: Mapping[str, Any],
+        api: str,
+    ) -> list[dict[str, Any]]:
+        """The Chat-shaped message list, history checked for `api`."""
+        if strict and variables:
+            self._check_strict_layout(variables)
+
+        def render(kind: str) -> str:
+            documented = PROMPT_INPUTS.get(kind, _EMPTY)
+            inputs: dict[str, Any] = {}
+            caller: dict[str, Any] = {}
+            # question and is_retry_chat are inputs where the kind documents them, variables elsewhere
+            (inputs if "question" in documented else caller)["question"] = question
+            (inputs if "is_retry_chat" in documented else caller)["is_retry_chat"] = is_retry_chat
+            for name, value in variables.items():
+                (inputs if name in documented else caller)[name] = value
+            if kind == "system":
+                inputs["resources"] = resources
+            else:
+                caller.pop("resources", None)
+            return self._render(kind, *self._prepare(kind, inputs, caller), False)
+
+        messages = assemble(self.layout, self.roles, render, history, api=api)
+        # the prompts never render a secret the persona keeps in; history and variables might carry one
+        self._guard_secrets(messages)
+        return messages
+
+    def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
+        used: set[str] = set()
+        kinds = [slot.kind for slot in self.layout if slot.kind]
+        for kind in kinds:
+            plan = self.plans.get(kind)
+            if plan is None:
+                plan = self.plans[kind] = self._plan(kind)
+            used |= plan.used
+        extra = sorted(name for name in variables if name not in used and name not in _MESSAGE_INPUTS)
+        if extra:
+            raise RenderError(
+                f"strict mode: no prompt of the messages ({', '.join(kinds)}) uses variable(s) {', '.join(extra)}; "
+                "remove them or render without strict"
+            )
+
+    def _model_for_request(self) -> Any:
+        item = self.resolved.get("model")
+        if item is not None and item.secret and item.value is not None and "model" not in self.allow_secrets:
+            raise SecretError(
+                f"field 'model' holds a secret (source {item.source}) and would go into the request body; list it "
+                "under 'allow_secrets: [model]' if it may be sent, or pass model=…"
+            )
+        return self.values.get("model")
+
+    def _request_settings(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The settings a request is sent with: the persona's, then `given`, each checked."""
+        values: dict[str, Any] = {}
+        for name, item in self.settings.items():
+            key = f"model_settings.{name}"
+            if item.secret and item.value is not None and key not in self.allow_secrets:
+                raise SecretError(
+                    f"{key} holds a secret (source {item.source}) and would go into the request body; list "
+                    f"'{key}' under allow_secrets if it may be sent, or read it from a key that is not a credential"
+                )
+            values[name] = item.value
+        for name, value in (given or {}).items():
+            try:
+                values[name] = None if value is None else check_setting(name, value)
+            except KeyError:
+                raise RequestError(
+                    f"settings: {name!r} is not a model setting; the settings are {', '.join(SETTING_NAMES)}"
+                ) from None
+            except SettingError as exc:
+                raise RequestError(f"settings: {exc}") from None
+        return values
+
+    def _guard_secrets(self, data: Any) -> None:
+        """Refuse `data` when a secret the persona does not allow out appears anywhere in it."""
+        if not self._hidden:
+            return
+        leaked = first_leak(data, [(name, item.value) for name, item in self._hidden])
+        if leaked is not None:
+            source = dict(self._hidden)[leaked].source
+            allow = "" if leaked.startswith("variables.") else f", or list {leaked} under allow_secrets"
+            raise SecretError(
+                f"the value of {leaked!r} (a secret, source {source}) appears in the messages or request; "
+                f"remove it from the history and variables{allow}"
+            )
+
+    def _check_inputs(self, values: Mapping[str, Any]) -> None:
+        """Refuse a value that does not fit its declared input, naming the input and what it takes."""
+        for name, value in values.items():
+            spec = self.inputs.get(name)
+            if spec is None or value is None:
+                continue
+            problem = spec.problem(value)
+            if problem:
+                what = f" ({spec.description})" if spec.description else ""
+                raise InputError(
+                    f"input {name!r}{what} of {self._label()}: {problem}; pass {spec.expected}", input=name
+                )
 
     def _prepare(
         self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any]
@@ -482,6 +776,9 @@ class DefaultProfile(Profile):
         if tracing.recording():  # one dictionary lookup when no application traces
             tracing.annotate(self.trace_attributes(kind))
         passed = plan.passed
+        if self.inputs:
+            self._check_inputs(caller)
+            self._check_inputs(inputs)
         if strict and caller:
             extra = sorted(name for name in caller if name not in plan.used)
             if extra:
@@ -499,7 +796,13 @@ class DefaultProfile(Profile):
         if plan.unresolved:
             for name in plan.unresolved:
                 if name not in variables:
+                    if name in self.inputs:
+                        raise self._missing_input(name, compiled)
                     raise self._missing(name, compiled, kind)
+        if plan.required:
+            for name in plan.required:
+                if variables.get(name) is None:
+                    raise self._missing_input(name, compiled)
         if plan.secret:
             for name in plan.secret:
                 if name not in caller and inputs.get(name) is None:
@@ -523,7 +826,7 @@ class DefaultProfile(Profile):
     def _plan(self, kind: str) -> _Plan:
         """What every render of `kind` shares: the template and the values that do not vary per call."""
         compiled = self.template_for(kind)
-        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        defaults = self._kind_defaults(kind)
         names: Iterable[str] = compiled.declared
         if not compiled.closed:  # which variables the template reads is known only at render time
             names = dict.fromkeys((*compiled.declared, *self.bound, *self.values, *defaults))
@@ -540,16 +843,66 @@ class DefaultProfile(Profile):
                 shared[name] = self.values[name]
             elif name in defaults:
                 shared[name] = defaults[name]
+            elif name in self.inputs and name in compiled.declared:
+                if self.inputs[name].needs_value:
+                    unresolved.append(name)  # declared required: a test with `is defined` does not excuse it
+                elif not compiled.variables[name].optional:
+                    shared[name] = None  # an optional input not given reads as nothing
+                # else the template tests it (`is defined`, `|default`): it stays undefined, as it expects
             elif name in compiled.required:
                 unresolved.append(name)
         unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
+        if self.inputs:
+            self._check_declared(kind, compiled)
         fields = self._needed_fields(compiled.declared)
         used = set(compiled.declared)
         for template in self._field_template_list():
             used |= template.declared
         passed = frozenset(compiled.declared) if compiled.closed else None
         targets = frozenset(name for name, _ in fields if name in compiled.declared and name not in self.bound)
-        return _Plan(compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed, targets)
+        required = tuple(
+            name
+            for name in compiled.declared
+            if name in defaults and name in self.inputs and self.inputs[name].needs_value and name not in self.bound
+        )
+        return _Plan(
+            compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed, targets, required
+        )
+
+    def _kind_defaults(self, kind: str) -> dict[str, Any]:
+        """What a kind's templates read when nothing else gives it: documented inputs, tools, out_schema."""
+        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
+        if self.output_schema is not None:
+            defaults["out_schema"] = self.output_schema.text
+        return defaults
+
+    def _check_declared(self, kind: str, compiled: CompiledTemplate) -> None:
+        """With `inputs:` declared, refuse a template (one from the store, say) reading an undeclared variable.
+
+        The variables are those of every file the template extends, includes or imports; the error
+        names the file and line that reads the variable.
+        """
+        known = known_variables(kind, self.bound, self.inputs)
+        templates = [compiled, *self._field_template_list()]
+        for template in templates:
+            undeclared = sorted(template.declared - known - set(self.values), key=lambda n: (template.line_of(n), n))
+            if undeclared:
+                name = undeclared[0]
+                raise RenderError(
+                    f"{_read_at(template, name)} reads {name!r}, which {self._label()} does not declare under "
+                    f"'inputs:'; declare it (inputs: {{{name}: string}}) or give it a default under 'variables:'",
+                    template=template.variables[name].template,
+                    line=template.line_of(name),
+                )
+
+    def _missing_input(self, name: str, template: CompiledTemplate) -> InputError:
+        spec = self.inputs[name]
+        what = f" ({spec.description})" if spec.description else ""
+        return InputError(
+            f"input {name!r}{what} is required by {_read_at(template, name)}, expecting {spec.expected}; pass it "
+            f"({name}=… in Python, --var {name}=… on the command line), or give it a default under 'inputs:'",
+            input=name,
+        )
 
     def _needed_fields(self, read: Iterable[str]) -> tuple[tuple[str, Any], ...]:
         """The templated fields a template reading `read` needs, each after the fields it reads."""
@@ -571,8 +924,8 @@ class DefaultProfile(Profile):
         A field that is itself a template gives its rendered text, so `desc: "{{ goal }}"` reads
         the goal with its own variables filled in.
         """
-        defaults = _defaults(kind)
-        bound, values, withheld = self.bound, self.values, self._withheld_names
+        defaults = self._kind_defaults(kind)
+        bound, values, withheld, declared = self.bound, self.values, self._withheld_names, self.inputs
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
@@ -588,6 +941,12 @@ class DefaultProfile(Profile):
                 return rendered[name] if name in rendered else values[name]
             if name in defaults:
                 return defaults[name]
+            spec = declared.get(name)
+            if spec is not None:
+                if spec.needs_value:
+                    raise self._missing_input(name, template)
+                if name in template.required:
+                    return None  # an optional input not given reads as nothing
             if name not in template.required:
                 return _ABSENT
             raise self._missing(name, template, kind)
@@ -658,9 +1017,19 @@ class DefaultProfile(Profile):
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
+def _read_at(template: CompiledTemplate, name: str) -> str:
+    """Where `template` reads `name`: `template 'user (inline)' line 1`, or, in a file it extends,
+    includes or imports, `template 'base.j2' line 3 (from template 'user (inline)')`."""
+    item = template.variables.get(name)
+    if item is None:
+        return template.label
+    if item.template == template.name:
+        return item.where
+    return f"{item.where} (from {template.label})"
+
+
 def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: str) -> SecretError:
-    line = template.line_of(name)
-    where = template.label + (f" line {line}" if line else "")
+    where = _read_at(template, name)
     return SecretError(
         f"field {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
         f"prompt; list it under 'allow_secrets: [{name}]' in the persona if it may be sent to the model, "
@@ -678,6 +1047,9 @@ def build_profile(
     templates: Mapping[str, TemplateSource] | None = None,
     includes: Mapping[str, TemplateSource] | None = None,
     origin: Mapping[str, Any] | None = None,
+    settings: Mapping[str, Resolved] | None = None,
+    output_schema: Any = FROM_CONFIG,
+    deployment: str | None = None,
     variables: Mapping[str, Resolved] | None = None,
 ) -> DefaultProfile:
     """Make a `DefaultProfile`, compiling once any field value that holds template syntax.
@@ -689,8 +1061,10 @@ def build_profile(
     say): braces in them are printed as they are and never run. `includes` are the texts of the
     named parts the templates include (fetched by resolution); the renderer serves them by name,
     sandboxed and bounded like any template. `origin` says what the profile was made from.
-    `variables` are the persona's `variables:` as resolved (`resolve.resolve_variables`); by
-    default they are resolved here for the profile's language and model.
+
+    `settings` are the resolved model settings, `output_schema` the fetched schema and `variables`
+    the persona's `variables:` as resolved (`resolve.resolve_variables`); left out, they are
+    resolved here for the profile's language, model and `deployment`.
 
     Templated fields are kept in the order they render in: a field that reads another renders
     after it, so it reads the other's text with its variables filled in.
@@ -702,9 +1076,14 @@ def build_profile(
     sources = {name: part.source for name, part in includes.items()} if includes else None
     renderer = get_renderer(template_roots, sources)
     values = {name: item.value for name, item in resolved.items()}
+    if deployment is None and origin:
+        deployment = origin.get("deployment")
+    # what is left out is resolved for the profile's own language and model
+    asked = Context(
+        language=values.get("language"), model=values.get("model"), deployment=deployment, base_dir=config._base_dir
+    )
     if variables is None:
-        context = Context(language=values.get("language"), model=values.get("model"), base_dir=config._base_dir)
-        variables = resolve_variables(config, context)
+        variables = resolve_variables(config, asked)
     origins: dict[str, str] = {}
     field_templates: dict[str, Any] = {}
     for name, value in values.items():
@@ -722,7 +1101,20 @@ def build_profile(
                 else item
                 for index, item in enumerate(value)
             )
-    bound = {name: item.value for name, item in variables.items()}
+    context = Context(
+        language=None if _secret(resolved, "language") else values.get("language"),
+        model=None if _secret(resolved, "model") else values.get("model"),
+        deployment=deployment,
+    )
+    if settings is None:
+        settings = resolve_settings(config, asked) if config.model_settings else {}
+    if output_schema is FROM_CONFIG:
+        output_schema = fetch_output_schema(config, asked, lines=config)
+    if isinstance(output_schema, OutputSchema) and output_schema.origin == "inline":
+        output_schema = replace(output_schema, origin=_written_at(config, "output_schema"))
+    inputs = dict(config.inputs)
+    defaults = {name: spec.default for name, spec in inputs.items() if spec.has_default}
+    bound = {**defaults, **{name: item.value for name, item in variables.items()}}
     field_templates = _in_dependency_order(field_templates, bound, resolved)
     own = dict(config.templates if templates is None else templates)
     for kind, template in own.items():
@@ -737,16 +1129,41 @@ def build_profile(
         bound=MappingProxyType(bound),
         field_templates=MappingProxyType(field_templates),
         renderer=renderer,
-        family=renderer.family_for(values.get("model")),
+        family=renderer.family_for(values.get("model"), secret=_secret(resolved, "model")),
         tools=tuple(config.tools),
         requires_resources=config.requires_resources,
         allow_secrets=frozenset(config.allow_secrets),
+        context=context,
+        inputs=MappingProxyType(inputs),
+        settings=MappingProxyType(dict(settings)),
+        settings_extra=MappingProxyType(dict(config.model_settings.extra)),
+        output_schema=output_schema if isinstance(output_schema, OutputSchema) else None,
+        layout=config.messages or DEFAULT_LAYOUT,
+        roles=MappingProxyType(dict(config.roles)),
         metadata=MappingProxyType(config.metadata),
         includes=MappingProxyType(dict(includes or {})),
         origin=MappingProxyType(dict(origin or {})),
         resolved_variables=MappingProxyType(dict(variables)),
         origins=MappingProxyType(origins),
     )
+
+
+def _written_at(config: PersonaModel, field_name: str) -> str:
+    """Where a field was written, as provenance says it: `yaml:a.yaml:12`, `overlay prod: a.yaml:30`."""
+    private = config.__pydantic_private__ or {}
+    overlaid = (private.get("_overlay_sources") or {}).get(field_name)
+    if overlaid:
+        return overlaid
+    where = config.line_of(field_name)
+    if where:
+        return f"yaml:{where[0]}:{where[1]}"
+    source_file = private.get("_source_file")
+    return private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+
+
+def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
+    item = resolved.get(name)
+    return item is not None and item.secret
 
 
 def _written(config: PersonaModel, item: Resolved, name: str, index: int | None = None) -> str | None:

@@ -7,7 +7,8 @@ keeps DB-GPT's name and signature and delegates to `create_profile` below.
 
 `create_profile` is cheap and deterministic, with no cache between calls for dynamic fields, so a
 changed environment variable shows at the next call. A persona without dynamic fields resolves
-the same way every time; its profile is built once per (language, model, template roots).
+the same way every time; its profile is built once per (language, model, deployment, template
+roots).
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ from .resolve import (
     choose_deployment,
     choose_rollout_key,
     env_template_roots,
+    fetch_output_schema,
     fetch_templates,
     is_literal,
     require_fields,
     resolve_fields,
+    resolve_settings,
     resolve_variables,
 )
 from .secrets import redact
@@ -55,7 +58,9 @@ class ProfileConfig(PersonaModel):
     resources; `template_roots` names folders (relative to the persona, inside its folder)
     searched for `<family>/<locale>/<kind>.j2` templates before the bundled ones. `deployments`
     maps a deployment name to the fields it overrides, and `allow_secrets` names the secret fields
-    that may reach a prompt.
+    that may reach a prompt. `inputs` declares the variables callers give, with their types;
+    `model_settings`, `output_schema`, `roles` and `messages` say how prompts become chat messages
+    (`format_messages`) and request bodies (`to_request`).
     """
 
     def create_profile(
@@ -153,6 +158,9 @@ def create_profile(
         templates=templates,
         includes=includes,
         origin={"file": persona._source_file, "deployment": deployment},
+        settings=resolve_settings(config, chosen),
+        output_schema=fetch_output_schema(config, chosen, lines=persona),
+        deployment=deployment,
         variables=resolve_variables(config, chosen),
     )
     if tracing.recording():
@@ -181,7 +189,16 @@ def _literal_profile(
         resolved = resolve_fields(config, context)
         require_fields(config, resolved)  # an overlay may have emptied the name or role
         origin = {"file": source_file, "deployment": deployment}
-        profile = built[key] = build_profile(config, None, resolved, template_roots=roots, origin=origin)
+        profile = built[key] = build_profile(
+            config,
+            None,
+            resolved,
+            template_roots=roots,
+            origin=origin,
+            settings=resolve_settings(config, context),
+            output_schema=config.output_schema,
+            deployment=deployment,
+        )
     return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 

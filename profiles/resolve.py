@@ -3,8 +3,11 @@
 Precedence, first wins, for every field: the caller's overrides > the field's provider (for
 dynamic fields) > the field's default; the context's language and model win over the persona's.
 Literal fields keep the file and line they were written on (`yaml:a.yaml:4`, `overlay prod:
-a.yaml:9`). Templates named `{store: key}` are fetched here too, for the resolved language and
-model, and so are the stored prompts any of the persona's templates include
+a.yaml:9`). Model settings resolve the same way, each with its own source
+(`model_settings.temperature`), a provider's text read by the setting's type, and so do
+`variables:` entries (a provider's text read by the declared input's type, if any). Templates and
+output schemas named `{store: key}` are fetched here too, for the resolved language and model,
+and so are the stored prompts any of the persona's templates include
 (`{% include "store:shared/safety" %}`), for the same context: the renderer only ever sees their
 text, never the store. Nothing is cached across calls except what never changes for a config:
 which of its fields are literal, and their sources.
@@ -24,9 +27,13 @@ from .context import Context, Resolved
 from .dynconfig import ConfigInfo
 from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource
+from .inputs import InputSpecError
+from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
 from .providers.env import check_deployment
 from .rendering.renderer import referenced_templates
+from .secrets import redact
+from .settings import SettingError, setting_from_text
 
 __all__ = [
     "DEPLOYMENT_ENV",
@@ -37,11 +44,13 @@ __all__ = [
     "choose_deployment",
     "choose_rollout_key",
     "env_template_roots",
+    "fetch_output_schema",
     "fetch_templates",
     "is_literal",
     "literal_fields",
     "require_fields",
     "resolve_fields",
+    "resolve_settings",
     "resolve_variables",
 ]
 
@@ -112,6 +121,8 @@ def is_literal(config: PersonaModel) -> bool:
             and not literal_fields(config)[1]
             and not any(isinstance(value, ConfigInfo) for value in config.variables.values())
             and not any(_uses_store(item) for item in config.templates.values())
+            and not any(isinstance(value, ConfigInfo) for value in config.model_settings.settings().values())
+            and not (config.output_schema is not None and config.output_schema.store_key)
         )
     return literal  # type: ignore[no-any-return]
 
@@ -182,6 +193,16 @@ def resolve_variables(config: PersonaModel, context: Context | None = None) -> d
             raise ResolutionError(f"variable {name!r}: {exc.message}") from exc
         if isinstance(item.value, list):
             item = Resolved(tuple(item.value), item.source, item.secret)
+        spec = config.inputs.get(name)
+        if spec is not None and isinstance(item.value, str):
+            # a provider answers text; a declared input says what it stands for, as for `--var`
+            try:
+                item = Resolved(spec.from_text(item.value), item.source, item.secret)
+            except InputSpecError as exc:
+                reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+                raise ResolutionError(
+                    f"variable {name!r} from {item.source}: {reason}; fix the value there, or the entry's default"
+                ) from None
         resolved[name] = item
     return resolved
 
@@ -390,6 +411,85 @@ def _fetch_parts(
             own = (f"{STORE_PREFIX}{item.store_key}",) if item.store_key else ()
             visit(item.source, (f"{place}template {kind!r}", *own))
     return parts
+
+
+def resolve_settings(config: PersonaModel, context: Context | None = None) -> dict[str, Resolved]:
+    """Each model setting the persona sets, with its value and source, for `context`.
+
+    A dynamic setting asks its provider, whose text (`"0.2"`) is read by the setting's type; the
+    default is used when the provider has nothing. Literal settings keep their file and line.
+
+    Raises:
+        ResolutionError: a provider failed, or gave a value the setting does not take.
+    """
+    context = context or Context()
+    private = config.__pydantic_private__ or {}
+    lines = private.get("_lines") or {}
+    overlaid = private.get("_overlay_sources") or {}
+    source_file = private.get("_source_file")
+    fallback = private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
+    resolved: dict[str, Resolved] = {}
+    for name, value in config.model_settings.settings().items():
+        key = f"model_settings.{name}"
+        if not isinstance(value, ConfigInfo):
+            where = lines.get(("model_settings", name))
+            written = f"yaml:{where[0]}:{where[1]}" if where else fallback
+            resolved[name] = Resolved(value, overlaid.get(key) or written)
+            continue
+        item = value.resolve(context)
+        if item.value is None:
+            resolved[name] = item
+            continue
+        try:
+            typed = setting_from_text(name, item.value)
+        except SettingError as exc:
+            reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+            raise ResolutionError(
+                f"{key} from {item.source}: {reason}; fix the value there, or the field's default"
+            ) from None
+        resolved[name] = Resolved(typed, item.source, item.secret)
+    return resolved
+
+
+def fetch_output_schema(config: PersonaModel, context: Context, *, lines: PersonaModel) -> OutputSchema | None:
+    """The persona's output schema, with `{store: key}` replaced by the schema the store holds now.
+
+    The persona's own schema when it names none in the store. The store's text is JSON or YAML,
+    checked like a schema written in the file.
+
+    Raises:
+        ResolutionError: the store has no such prompt, cannot be read, or holds no valid schema.
+    """
+    output = config.output_schema
+    if output is None or not output.store_key:
+        return output
+    where = lines.line_of("output_schema")
+    place = f"{where[0]}:{where[1]}: " if where else ""
+    provider = get_provider("store")
+    try:
+        found = provider.find(output.store_key, context)
+    except ResolutionError as exc:
+        raise ResolutionError(f"{place}output_schema: {exc}") from exc
+    except Exception as exc:  # a user's provider failed: say which, keep the cause
+        raise ResolutionError(
+            f"{place}output_schema: the store provider failed to look up {output.store_key!r}: "
+            f"{type(exc).__name__}; check that provider's configuration"
+        ) from exc
+    if found is None or not isinstance(found.value, str) or not found.value.strip():
+        why = f" ({found.source})" if found is not None else ""
+        raise ResolutionError(
+            f"{place}output_schema: the prompt store has no prompt {output.store_key!r} for "
+            f"language={context.language or '-'}, model={context.model or '-'}, "
+            f"deployment={context.deployment or '-'}{why}; add it with "
+            f"`profiles store put {output.store_key} --file schema.json --label production`"
+        )
+    try:
+        data = read_schema_text(found.value, found.source)
+        return build_output_schema(data, origin=found.source, **output.asked)
+    except OutputSchemaSpecError as exc:
+        raise ResolutionError(
+            f"{place}output_schema: {found.source} is not a usable JSON Schema: {'; '.join(exc.problems[:10])}"
+        ) from None
 
 
 def _shape(field: str, value: Any) -> Any:

@@ -56,10 +56,12 @@ def _plain_keys(node: yaml.MappingNode) -> bool:
 class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe loading that records duplicate keys instead of silently keeping the last one."""
 
-    def __init__(self, stream: str, nested: tuple[str, ...] = ()) -> None:
+    def __init__(self, stream: str, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()) -> None:
         super().__init__(stream)
         #: Top-level keys whose mappings of mappings get their keys' lines recorded too.
         self.nested = nested
+        #: Keys (top-level, and inside each nested entry) whose mappings get their keys' lines recorded.
+        self.mapped = mapped
         self.issues: list[ConfigIssue] = []
         #: Per document, the line each field (and each overlay's field) is written on.
         self.field_lines: list[dict[tuple[str, ...], int]] = []
@@ -69,7 +71,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         _measure(node)
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
-        self.field_lines.append(_field_lines(node, self.nested))
+        self.field_lines.append(_field_lines(node, self.nested, self.mapped))
         try:
             return self._build(node, {})
         finally:
@@ -231,12 +233,14 @@ def _keys(node: yaml.Node) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
 _ITEMIZED = frozenset({"variables", "templates"})
 
 
-def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ...], int]:
+def _field_lines(root: yaml.Node, nested: tuple[str, ...], mapped: tuple[str, ...] = ()) -> dict[tuple[str, ...], int]:
     """Where each top-level key, some of their entries, and each `<nested>.<name>.<key>` starts.
 
     The first of duplicates counts. Entries of `variables:` and `templates:` are keyed by name
     (`("variables", "company")`), and items of a list that may be templates by index
     (`("constraints", 2)`), so a provenance row or an error can point at the one entry's line.
+    Keys of a `mapped` field's mapping are recorded too, at the top level (`model_settings.seed`)
+    and inside each nested entry (`deployments.prod.model_settings.seed`).
     """
     lines: dict[tuple[str, ...], int] = {}
     for key, key_node, value_node in _keys(root):
@@ -247,30 +251,34 @@ def _field_lines(root: yaml.Node, nested: tuple[str, ...]) -> dict[tuple[str, ..
                 # only items that may be templates: their errors point at their own line
                 if item.__class__ is yaml.ScalarNode and "{" in item.value:
                     lines.setdefault((key, index), item.start_mark.line + 1)  # type: ignore[arg-type]
-        elif key in _ITEMIZED and kind is yaml.MappingNode:
+        elif (key in _ITEMIZED or key in mapped) and kind is yaml.MappingNode:
             for name, name_node, _ in _keys(value_node):
                 lines.setdefault((key, name), name_node.start_mark.line + 1)
         if key in nested:
             for deployment, deployment_node, overlay_node in _keys(value_node):
                 lines.setdefault((key, deployment), deployment_node.start_mark.line + 1)
-                for field, field_node, _ in _keys(overlay_node):
+                for field, field_node, inner in _keys(overlay_node):
                     lines.setdefault((key, deployment, field), field_node.start_mark.line + 1)
+                    if field in mapped:
+                        for name, name_node, _ in _keys(inner):
+                            lines.setdefault((key, deployment, field, name), name_node.start_mark.line + 1)
     return lines
 
 
 def read_documents(
-    text: str, file: str, *, nested: tuple[str, ...] = ()
+    text: str, file: str, *, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()
 ) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
     """Every document of `text`, the duplicate-key problems found, and per document each key's line.
 
     `nested` names top-level keys whose entries' own keys get their lines recorded too (a persona's
-    `deployments`). Problems that stop parsing raise; duplicate keys are returned, so a caller can
-    report them with every other problem of the file.
+    `deployments`); `mapped` names fields whose own keys get theirs (`model_settings`), at the top
+    and inside nested entries. Problems that stop parsing raise; duplicate keys are returned, so a
+    caller can report them with every other problem of the file.
 
     Raises:
         ConfigError: the text is not YAML, nests too deep or expands to too many values.
     """
-    loader = _CheckedLoader(text, nested)
+    loader = _CheckedLoader(text, nested, mapped)
     try:
         documents = []
         while loader.check_data():

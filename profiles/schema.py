@@ -14,7 +14,10 @@ from typing import Any
 from .dynconfig import DYNAMIC_KEYS
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
 from .inheritance import EXTENDS_DESCRIPTION
+from .inputs import INPUT_TYPES
+from .messages import MESSAGE_ROLES
 from .providers.env import DEPLOYMENT_PATTERN
+from .settings import SETTINGS
 
 __all__ = ["SCHEMA_ID", "field_table", "persona_schema"]
 
@@ -29,6 +32,89 @@ def _description(field: str) -> str:
 
 #: A path a template root may not have: absolute, a drive letter, or a `..` part.
 _ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
+
+
+def _model_settings_schema() -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    for name, spec in SETTINGS.items():
+        if spec.kind == "texts":
+            literal: dict[str, Any] = {
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
+                ]
+            }
+        else:
+            literal = {"type": spec.kind}
+            if spec.low is not None:
+                literal["minimum"] = spec.low
+            if spec.high is not None:
+                literal["maximum"] = spec.high
+        settings[name] = {"description": spec.description, "anyOf": [literal, {"$ref": "#/$defs/dynamic_setting"}]}
+    settings["extra"] = {
+        "description": "Request body keys passed through untouched; a key naming an API (openai-chat, "
+        "openai-responses, anthropic) holds keys for that API only.",
+        "type": "object",
+    }
+    return {
+        "type": "object",
+        "properties": settings,
+        "additionalProperties": False,
+    }
+
+
+def _output_schema_schema() -> dict[str, Any]:
+    options = {
+        "name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
+        "strict": {"type": "boolean"},
+        "description": {"type": "string"},
+    }
+
+    def reference(key: str, value: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {key: value, **options},
+            "required": [key],
+            "additionalProperties": False,
+        }
+
+    return {
+        "anyOf": [
+            reference("file", {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}}),
+            reference("store", {"type": "string", "minLength": 1}),
+            reference("schema", {"type": ["object", "boolean"]}),
+            {
+                "type": "object",
+                "description": "A JSON Schema written out.",
+                "not": {"anyOf": [{"required": ["file"]}, {"required": ["store"]}, {"required": ["schema"]}]},
+            },
+        ],
+    }
+
+
+def _inputs_schema() -> dict[str, Any]:
+    type_name = {"enum": list(INPUT_TYPES)}
+    return {
+        "type": "object",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "additionalProperties": {
+            "anyOf": [
+                type_name,
+                {
+                    "type": "object",
+                    "properties": {
+                        "type": {"anyOf": [type_name, {"type": "array", "items": type_name, "minItems": 1}]},
+                        "enum": {"type": "array", "minItems": 1},
+                        "description": {"type": "string"},
+                        "required": {"type": "boolean", "description": "Whether a render must give it; default true."},
+                        "default": {},
+                        "examples": {"type": "array"},
+                    },
+                    "additionalProperties": False,
+                },
+            ]
+        },
+    }
 
 
 def _shapes() -> dict[str, dict[str, Any]]:
@@ -72,6 +158,11 @@ def _shapes() -> dict[str, dict[str, Any]]:
                     "type": "object",
                     "properties": {"type": {"const": "object"}},
                 },
+                "strict": {
+                    "description": "OpenAI strict mode for this tool in request bodies; left out, on exactly when "
+                    "the parameters fit strict mode.",
+                    "type": "boolean",
+                },
             },
             "required": ["name", "description"],
             "additionalProperties": False,
@@ -87,7 +178,38 @@ def _shapes() -> dict[str, dict[str, Any]]:
         "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
         "uniqueItems": True,
     }
-    shapes["allow_secrets"] = {"type": "array", "items": {"enum": list(PROFILE_FIELDS)}, "uniqueItems": True}
+    shapes["allow_secrets"] = {
+        "type": "array",
+        "items": {"enum": [*PROFILE_FIELDS, *(f"model_settings.{name}" for name in SETTINGS)]},
+        "uniqueItems": True,
+    }
+    shapes["model_settings"] = _model_settings_schema()
+    shapes["output_schema"] = _output_schema_schema()
+    shapes["inputs"] = _inputs_schema()
+    shapes["roles"] = {"type": "object", "additionalProperties": {"enum": list(MESSAGE_ROLES)}}
+    shapes["messages"] = {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"history": {"const": True}},
+                    "required": ["history"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
+                        "role": {"enum": list(MESSAGE_ROLES)},
+                    },
+                    "required": ["kind"],
+                    "additionalProperties": False,
+                },
+            ]
+        },
+    }
     shapes["metadata"] = {"type": "object"}
     shapes["deployments"] = {
         "type": "object",
@@ -141,6 +263,23 @@ def persona_schema() -> dict[str, Any]:
                 "description": "A value resolved when the profile is created: from a provider's key, else the default.",
                 "type": "object",
                 "properties": {key: dynamic_properties[key] for key in DYNAMIC_KEYS},
+                "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
+                "additionalProperties": False,
+            },
+            "dynamic_setting": {
+                "description": "A model setting resolved when the profile is created: the provider's text is read "
+                "as the setting's type, else the default is used.",
+                "type": "object",
+                "properties": {
+                    **{key: dynamic_properties[key] for key in DYNAMIC_KEYS},
+                    "default": {
+                        "anyOf": [
+                            {"type": "number"},
+                            {"type": "string"},
+                            {"type": "array", "items": {"type": "string"}},
+                        ]
+                    },
+                },
                 "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
                 "additionalProperties": False,
             },

@@ -9,9 +9,10 @@ refused in prompts unless the persona lists the field under `allow_secrets:`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-__all__ = ["CREDENTIAL_WORDS", "MASK", "looks_like_credential", "name_parts", "redact"]
+__all__ = ["CREDENTIAL_WORDS", "MASK", "first_leak", "looks_like_credential", "name_parts", "redact"]
 
 #: What is shown instead of a secret's value.
 MASK = "***"
@@ -64,3 +65,36 @@ def redact(text: str, secrets: Iterable[object]) -> str:
         if len(value) >= _MIN_REDACTED_CHARS:
             text = text.replace(value, MASK)
     return text
+
+
+def _texts(data: Any) -> Iterable[str]:
+    """Every text inside `data` (a message list, a request body), keys included, however deep."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
+def first_leak(data: Any, secrets: Iterable[tuple[str, Any]]) -> str | None:
+    """The name of the first secret whose value (or an item of it) appears in a text inside `data`.
+
+    `secrets` pairs a name with its value. Values shorter than three characters are not searched
+    for, as in `redact`.
+    """
+    texts: list[str] | None = None
+    for name, value in secrets:
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            needle = "" if item is None else str(item)
+            if len(needle) < _MIN_REDACTED_CHARS:
+                continue
+            if texts is None:
+                texts = list(_texts(data))
+            if any(needle in text for text in texts):
+                return name
+    return None

@@ -16,7 +16,7 @@ from typing import Any
 __all__ = ["Tool", "ToolSpecError", "parse_tools"]
 
 #: Keys a tool's mapping may hold.
-TOOL_KEYS = ("name", "description", "parameters")
+TOOL_KEYS = ("name", "description", "parameters", "strict")
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 
@@ -40,11 +40,16 @@ class ToolSpecError(ValueError):
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: `parameters` is the JSON Schema (an object schema) of its arguments."""
+    """One tool: `parameters` is the JSON Schema (an object schema) of its arguments.
+
+    `strict` is OpenAI's strict mode for this tool in request bodies; None leaves it to the
+    schema (on exactly when the schema fits strict mode).
+    """
 
     name: str
     description: str
     parameters: Mapping[str, Any] = field(default_factory=lambda: _empty_schema())
+    strict: bool | None = None
 
     @property
     def parameters_json(self) -> str:
@@ -95,10 +100,14 @@ def _tool(item: Any, index: int) -> Tool:
             f"unknown key(s) {', '.join(unknown)}; allowed keys are {', '.join(TOOL_KEYS)}", index
         )
     parameters = item.get("parameters")
+    strict = item.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise ToolSpecError(f"strict must be true or false, got {strict!r}", index, item.get("name"))
     return Tool(
         name=item.get("name"),  # type: ignore[arg-type]
         description=item.get("description"),  # type: ignore[arg-type]
         parameters=_copy_schema(parameters, index) if parameters is not None else _empty_schema(),
+        strict=strict,
     )
 
 

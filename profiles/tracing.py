@@ -12,6 +12,7 @@ the current span, so a trace of a bad answer says which prompt version produced 
 | `profiles.stale` | whether any store value was served stale (the store was unreachable) |
 | `profiles.prompt.kind` | the prompt kind rendered |
 | `profiles.template.name`, `profiles.template.hash` | its template and the SHA-256 (16 hex) of its text |
+| `profiles.request.api` | the API `to_request` built a body for (`openai-chat`, `openai-responses`, `anthropic`) |
 
 Values are never attributes: no field, no variable, no rendered text, no rollout key, so no
 secret can reach a trace.

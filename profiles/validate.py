@@ -7,10 +7,11 @@ dynamic field's default). A template that does not parse is an error at the fiel
 that holds it.
 
 Every variable those templates read is compared with what the persona gives: its fields, the
-inputs of the prompt kind, its `variables:` and its `samples:`. A variable none of these gives
-may still be passed at render time (`--var agents=…`), so it is an error only when it is a likely
-typo of a name the persona does give (`{{ nmae }}`: did you mean 'name'?); declaring it under
-`samples:` or `variables:` says it is meant. `profiles check` goes further: it renders every
+inputs of the prompt kind, its `variables:`, its declared `inputs:` and its `samples:`. A variable
+none of these gives may still be passed at render time (`--var agents=…`), so it is an error only
+when it is a likely typo of a name the persona does give (`{{ nmae }}`: did you mean 'name'?);
+declaring it under `samples:` or `variables:` says it is meant. (With `inputs:` declared, loading
+already refuses every undeclared variable.) `profiles check` goes further: it renders every
 kind with the samples and reports every variable nobody gives.
 
 Templates named `{store: …}` are fetched when a profile is created, so they are not checked here.
@@ -78,11 +79,12 @@ class _Checker:
             self._root_templates(renderer, whole, prefix)
 
     def _given(self, config: PersonaModel, kind: str) -> frozenset[str]:
-        """What a template of `kind` may read: fields, the kind's inputs, variables and samples."""
+        """What a template of `kind` may read: fields, the kind's inputs, variables, declared inputs and samples."""
         samples = config.samples
         own = samples.get(kind) if isinstance(samples.get(kind), Mapping) else {}
         shared = {name for name, value in samples.items() if not isinstance(value, Mapping)}
-        return frozenset(PROFILE_FIELDS) | kind_inputs(kind) | set(config.variables) | shared | set(own or {})
+        given = {*config.variables, *config.inputs, *shared, *(own or {})}
+        return frozenset(PROFILE_FIELDS) | kind_inputs(kind) | given
 
     def _where(self, *path: str) -> tuple[str | None, int | None]:
         for length in range(len(path), 0, -1):

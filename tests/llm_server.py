@@ -1,16 +1,26 @@
-"""A real chat-completions server on 127.0.0.1 that replays scripted replies, for tests.
+"""A real LLM server on 127.0.0.1 that replays scripted replies, for tests.
 
-Testing the chat client against mocks would miss what breaks in practice: headers, status codes,
-timeouts on a real socket, concurrency. This server speaks enough of the OpenAI protocol
-(``POST /v1/chat/completions``, also ``/chat/completions``) and answers each request with the next
-scripted item:
+Testing clients against mocks would miss what breaks in practice: headers, status codes, timeouts
+on a real socket, concurrency, and what the official ``openai`` and ``anthropic`` clients put on
+the wire. This server speaks enough of three protocols, each also without the ``/v1`` prefix:
 
-- a string: a normal reply with that content (``id``, ``model``, ``choices``, ``usage`` and an
-  ``x-request-id`` header), or a :class:`Reply` to set the finish reason, a delay, etc.;
+- OpenAI Chat Completions, ``POST /v1/chat/completions``;
+- OpenAI Responses, ``POST /v1/responses``;
+- Anthropic Messages, ``POST /v1/messages``;
+
+and answers each request with the next scripted item, in the shape of the API asked:
+
+- a string: a normal reply with that text (with ``id``, ``model``, usage and an ``x-request-id``
+  header), or a :class:`Reply` to set the finish reason, a delay, etc.;
+- a :class:`ToolCall`: the model calls that tool with those arguments;
+- :data:`FROM_SCHEMA`: a JSON reply built from the output schema the request asks for;
 - a :class:`Status`: that status code with optional headers and body (429 with ``Retry-After``, 500);
 - a :class:`Stall`: no answer for longer than the client waits (a timeout);
 - an :class:`Empty`: a 200 with ``choices: []`` or with empty content;
 - a callable taking the request body and returning one of the above, to answer by content.
+
+The replies validate against the clients' own response models (``_strict_response_validation``).
+A streaming request is refused with a 400: this server does not stream.
 
 ``ChatServer(default=item)`` answers with `item` once the script is used up (a callable that
 writes personas, say), and ``max_requests`` raises the bound for long runs.
@@ -19,8 +29,9 @@ writes personas, say), and ``max_requests`` raises the bound for long runs.
 text from ``embed(text)``: by default counts of hashed words, so texts with the same words point
 the same way whatever their order. Its request bodies go to ``embedding_requests``.
 
-It records every request body and the highest number of requests handled at once. It serves at
-most :data:`MAX_REQUESTS` requests and stops when the test ends.
+It records every request body (parsed, and the raw bytes), its headers and path, and the highest
+number of requests handled at once. It serves at most :data:`MAX_REQUESTS` requests and stops
+when the test ends.
 """
 
 from __future__ import annotations
@@ -34,13 +45,32 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MAX_REQUESTS", "ChatServer", "Empty", "Reply", "Stall", "Status", "word_embedding"]
+__all__ = [
+    "FROM_SCHEMA",
+    "MAX_REQUESTS",
+    "ChatServer",
+    "Empty",
+    "Reply",
+    "Stall",
+    "Status",
+    "ToolCall",
+    "word_embedding",
+]
 
 #: Requests one server answers before refusing all others, so a retry loop gone wrong ends.
 MAX_REQUESTS = 200
 
 #: Paths that reach the chat endpoint: base URLs with and without ``/v1`` both work.
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+
+#: Each path the server answers, and the API it speaks there.
+API_PATHS = {
+    **{path: "openai-chat" for path in CHAT_PATHS},
+    "/v1/responses": "openai-responses",
+    "/responses": "openai-responses",
+    "/v1/messages": "anthropic",
+    "/messages": "anthropic",
+}
 
 #: Paths that reach the embeddings endpoint.
 EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})
@@ -92,7 +122,24 @@ class Empty:
     finish_reason: str = "stop"
 
 
-Item = str | Reply | Status | Stall | Empty | Callable[[dict[str, Any]], Any]
+@dataclass(frozen=True)
+class ToolCall:
+    """A reply in which the model calls tool ``name`` with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+class _FromSchema:
+    """Answer with a JSON value built from the output schema the request asks for."""
+
+    def __repr__(self) -> str:
+        return "FROM_SCHEMA"
+
+
+FROM_SCHEMA = _FromSchema()
+
+Item = str | Reply | Status | Stall | Empty | ToolCall | _FromSchema | Callable[[dict[str, Any]], Any]
 
 
 class ChatServer:
@@ -115,6 +162,8 @@ class ChatServer:
         self._in_flight = 0
         self._count = 0
         self.requests: list[dict[str, Any]] = []
+        #: The bytes of each request body, as they came over the socket.
+        self.raw: list[bytes] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.max_in_flight = 0
@@ -182,19 +231,25 @@ class ChatServer:
                 path = self.path.split("?", 1)[0].rstrip("/")
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                if path not in CHAT_PATHS and path not in EMBEDDING_PATHS:
+                api = API_PATHS.get(path)
+                if api is None and path not in EMBEDDING_PATHS:
                     self._send(404, {"error": {"message": f"no route {path}"}})
                     return
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
-                    self._send(400, {"error": {"message": "body is not JSON"}})
+                    self._send(400, _error(api, "body is not JSON"))
                     return
                 if path in EMBEDDING_PATHS:
                     self._embeddings(body)
                     return
+                if not isinstance(body, dict) or body.get("stream"):
+                    self._send(400, _error(api, "expected a JSON object for a non-streaming request"))
+                    return
+                self._api = api
                 with server._lock:
                     server.paths.append(path)
+                    server.raw.append(raw)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
                     server._in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server._in_flight)
@@ -246,7 +301,14 @@ class ChatServer:
                     item = Reply("too late")
                 model = body.get("model", "unknown")
                 request_id = f"req-{number}"
-                headers = {"x-request-id": request_id}
+                headers = {"x-request-id": request_id, "request-id": request_id}
+                if self._api != "openai-chat" or isinstance(item, (ToolCall, _FromSchema)):
+                    if isinstance(item, Empty):
+                        item = Reply("")
+                    if isinstance(item, Reply) and item.delay and server._stopping.wait(item.delay):
+                        return
+                    self._send(200, _reply(self._api, number, model, item, body), headers)
+                    return
                 if isinstance(item, Empty):
                     message = {"role": "assistant", "content": ""}
                     choices = (
@@ -285,6 +347,110 @@ class ChatServer:
                 self.wfile.write(data)
 
         return Handler
+
+
+def _error(api: str, message: str) -> dict[str, Any]:
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+
+
+def output_schema_of(api: str, body: dict[str, Any]) -> Any:
+    """The JSON Schema a request asks its reply to follow, or None."""
+    if api == "openai-chat":
+        spec = (body.get("response_format") or {}).get("json_schema") or {}
+    elif api == "openai-responses":
+        spec = (body.get("text") or {}).get("format") or {}
+    else:
+        spec = (body.get("output_config") or {}).get("format") or {}
+    return spec.get("schema")
+
+
+def example_from_schema(schema: Any, root: Any = None, depth: int = 0) -> Any:
+    """A small JSON value that fits the common parts of a JSON Schema (for canned replies only)."""
+    root = schema if root is None else root
+    if not isinstance(schema, dict) or depth > 8:
+        return None
+    if isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/"):
+        target: Any = root
+        for part in schema["$ref"][2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        return example_from_schema(target, root, depth + 1)
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    if "default" in schema:
+        return schema["default"]
+    if schema.get("anyOf"):
+        variants = [item for item in schema["anyOf"] if not (isinstance(item, dict) and item.get("type") == "null")]
+        return example_from_schema((variants or schema["anyOf"])[0], root, depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((item for item in kind if item != "null"), "null")
+    if kind is None and "properties" in schema:
+        kind = "object"
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {key: example_from_schema(value, root, depth + 1) for key, value in properties.items()}
+    if kind == "array":
+        count = max(int(schema.get("minItems", 1) or 0), 0)
+        return [example_from_schema(schema.get("items", {"type": "string"}), root, depth + 1) for _ in range(count)]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return "ok"
+
+
+def _reply(api: str, number: int, model: str, item: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """A Responses or Messages reply (or a Chat tool call or schema reply) for a scripted item."""
+    call = item if isinstance(item, ToolCall) else None
+    if isinstance(item, _FromSchema):
+        text = json.dumps(example_from_schema(output_schema_of(api, body)))
+    elif isinstance(item, Reply):
+        text = item.content
+    else:
+        text = ""
+    if api == "openai-chat":
+        message: dict[str, Any] = {"role": "assistant", "content": None if call else text, "refusal": None}
+        if call:
+            message["tool_calls"] = [
+                {"id": f"call_{number}", "type": "function",
+                 "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}
+            ]
+        finish = "tool_calls" if call else "stop"
+        return _completion(number, model, [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}])
+    if api == "openai-responses":
+        if call:
+            output = [{"type": "function_call", "id": f"fc_{number}", "call_id": f"call_{number}", "name": call.name,
+                       "arguments": json.dumps(call.arguments), "status": "completed"}]
+        else:
+            output = [{"type": "message", "id": f"msg_{number}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]}]
+        return {
+            "id": f"resp_{number}", "object": "response", "created_at": 1_700_000_000 + number,
+            "status": "completed", "model": model, "output": output, "error": None, "incomplete_details": None,
+            "instructions": body.get("instructions"), "metadata": {}, "parallel_tool_calls": True,
+            "temperature": body.get("temperature"), "top_p": body.get("top_p"), "tool_choice": "auto",
+            "tools": body.get("tools") or [], "text": body.get("text") or {"format": {"type": "text"}},
+            "max_output_tokens": body.get("max_output_tokens"),
+            "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 30},
+        }
+    if call:
+        content = [{"type": "tool_use", "id": f"toolu_{number}", "name": call.name, "input": call.arguments}]
+    else:
+        content = [{"type": "text", "text": text}]
+    return {
+        "id": f"msg_{number}", "type": "message", "role": "assistant", "model": model, "content": content,
+        "stop_reason": "tool_use" if call else "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 20},
+    }
 
 
 def _completion(number: int, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:

@@ -154,3 +154,49 @@ def test_batch_options_reach_the_prompts(team, tmp_path, runner):
     assert record["prompts"]["system"] == "ACME prompt for Agent for Grace (gold): No plan on file"
     resumed = runner.invoke(cli, [*args[:-6], "--resume"])
     assert resumed.exit_code == 2 and "a batch that finishes removes its own" in resumed.output
+
+
+REQUEST_BASE = """\
+name: Support agent
+role: Customer support agent
+model: gpt-4o
+inputs:
+  ticket: {type: string, description: The customer's message.}
+  max_labels: {type: integer, default: 3}
+variables:
+  company: {key: BATCH_COMPANY_NAME, default: Acme}
+templates:
+  user: {inline: "{{ ticket }} for {{ company }}, at most {{ max_labels }} labels"}
+model_settings:
+  temperature: 0.2
+  seed: {key: BATCH_SEED, default: 7}
+output_schema: {type: object, properties: {labels: {type: array}}, required: [labels]}
+roles: {user: user}
+messages: [{kind: system}, {history: true}, {kind: user}]
+tools:
+  - {name: lookup, description: Look up an order, parameters: {type: object}, strict: false}
+deployments:
+  prod:
+    model_settings: {temperature: 0}
+"""
+
+
+@pytest.mark.parametrize("deployment", [None, "prod"])
+def test_written_personas_make_the_same_requests(write, tmp_path, monkeypatch, deployment):
+    """Inputs, model settings, the output schema, roles, the layout and dynamic variables survive the file."""
+    base = write("req/base.yaml", REQUEST_BASE)
+    rows = write("req/rows.csv", "id,contact\nc-1,Ada\n")
+    mapping = write("req/rows.map.yaml", "id: id\nfields:\n  name: contact\n")
+    out = tmp_path / "out"
+    run_batch(BatchOptions(source=rows, mapping=mapping, base=base, out=out, deployment=deployment))
+    factory = DatasetProfileFactory(rows, mapping, base=base)
+    (made,) = factory.iter_results(context=Context(deployment=deployment))
+    written = load_profile(out / "c-1.yaml")
+    assert written.create_profile(deployment=deployment).to_request("q", ticket="T") == made.profile.to_request(
+        "q", ticket="T"
+    )
+    # what was dynamic in the base is dynamic in the file: a later value still reaches it
+    monkeypatch.setenv("BATCH_COMPANY_NAME", "Initech")
+    monkeypatch.setenv("BATCH_SEED", "11")
+    body = written.create_profile(deployment=deployment).to_request("q", ticket="T")
+    assert "T for Initech" in body["messages"][-1]["content"] and body["seed"] == 11

@@ -81,6 +81,7 @@ def test_rows_cover_the_issue(bench):
     assert list(bench.ROWS) == [
         "system",
         "system_templated",
+        "messages",
         "system_extends",
         "chat_template",
         "create_literal",
@@ -127,6 +128,22 @@ def test_floor_renders_the_same_prompt(bench):
     floor, _ = bench._floor_renderer(planner, {"agents": bench.AGENTS})
     assert floor() == planner.format_system_prompt(bench.QUESTION, agents=bench.AGENTS)
     assert bench.AGENTS in floor()
+
+
+def test_messages_row_compares_the_same_prompts(tmp_path):
+    """The messages row runs, and its floor renders exactly the two prompts the messages hold."""
+    out = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--only", "messages", "--json", str(out), "--plain"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    (row,) = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert row["id"] == "messages" and row["target"] == "≤ 1.1× floor" and row["extra"]["same_output"] is True
+    assert row["ratio"] > 0 and "format_messages, summarizer" in result.stdout
 
 
 def test_portable_template_gives_the_same_words(bench):

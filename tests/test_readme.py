@@ -153,3 +153,11 @@ def test_error_tree_matches_the_library():
                     classes.add(value.__name__)
     named = set(re.findall(r"^\s*(\w+Error)\b", tree(README), re.M))
     assert classes == named
+
+
+def test_request_example_is_the_bundled_persona():
+    """The persona shown under 'Messages, requests and replies' is profile_configs/triage.yaml as shipped."""
+    shown = next(body for _, lang, body in BLOCKS if lang == "yaml" and body.startswith("name: Iris"))
+    bundled = (REPO / "profile_configs" / "triage.yaml").read_text(encoding="utf-8")
+    assert bundled.endswith(shown)
+    assert all(line.startswith("#") for line in bundled[: -len(shown)].splitlines())

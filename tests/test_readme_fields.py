@@ -71,6 +71,7 @@ def _plain(function) -> str:
         ("format_user_prompt", DefaultProfile.format_user_prompt),
         ("format_write_memory_prompt", DefaultProfile.format_write_memory_prompt),
         ("format_prompt", DefaultProfile.format_prompt),
+        ("format_messages", DefaultProfile.format_messages),
         ("config.create_profile", ProfileConfig.create_profile),
         ("lookup", ConfigProvider.lookup),
     ],

@@ -94,7 +94,7 @@ def test_missing_store_template_is_an_error(store, store_provider, persona):
     with pytest.raises(ResolutionError) as caught:
         persona.create_profile(deployment="prod")
     message = str(caught.value)
-    assert "summarizer.yaml:4" in message and "template 'system'" in message
+    assert "summarizer.yaml:4" in message and "template 'system'" in message  # the line naming it
     assert "no prompt 'summarizer/system'" in message and "profiles store put summarizer/system" in message
 
 

@@ -148,3 +148,16 @@ def test_without_opentelemetry_nothing_of_it_is_imported():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert result.stdout.strip() == "False"
+
+
+def test_to_request_names_the_api_and_its_prompts(spans, tmp_path):
+    """A request's span holds the API asked for and the template of each prompt it holds; no value."""
+    tracer, exporter = spans
+    profile = load_profile(REPO / "profile_configs" / "triage.yaml").create_profile(deployment="prod")
+    with tracer.start_as_current_span("request"):
+        body = profile.to_request(api="anthropic", ticket="I was charged twice.")
+    attributes = _attributes(exporter, "request")
+    assert attributes["profiles.request.api"] == "anthropic"
+    assert attributes["profiles.deployment"] == "prod" and attributes["profiles.model"] == "gpt-4o-mini"
+    assert attributes["profiles.prompt.kind"] in ("system", "user")
+    assert "charged twice" not in repr(attributes) and "charged twice" in body["messages"][0]["content"]

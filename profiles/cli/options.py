@@ -1,10 +1,12 @@
-"""Options and helpers several commands share: `--var`, `--store`, and warnings shown once."""
+"""Options and helpers several commands share: `--var`, `--history`, `--store`, and warnings shown once."""
 
 from __future__ import annotations
 
+import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import click
@@ -15,7 +17,19 @@ from ..providers.store import StoreProvider
 from ..store.location import check_store_value, resolve_store_url
 from .output import labelled
 
-__all__ = ["parse_vars", "rollout_key_option", "showing_warnings", "store_option", "using_store"]
+__all__ = [
+    "MAX_HISTORY_BYTES",
+    "parse_vars",
+    "read_history",
+    "rollout_key_option",
+    "showing_warnings",
+    "store_option",
+    "typed_vars",
+    "using_store",
+]
+
+#: Largest `--history` file read.
+MAX_HISTORY_BYTES = 2_000_000
 
 
 def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -27,6 +41,40 @@ def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--var")
         variables[name.strip()] = value
     return variables
+
+
+def typed_vars(inputs: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, Any]:
+    """`--var` texts read by each declared input's type (`max_steps=8` is 8 for an integer input)."""
+    from ..inputs import InputSpecError
+
+    typed: dict[str, Any] = {}
+    for name, text in given.items():
+        spec = inputs.get(name)
+        if spec is None:
+            typed[name] = text
+            continue
+        try:
+            typed[name] = spec.from_text(text)
+        except InputSpecError as exc:
+            raise click.BadParameter(f"{name}: {exc.reason}", param_hint="--var") from None
+    return typed
+
+
+def read_history(path: Path) -> list[Any]:
+    """The chat turns of a `--history` JSON file: a list of {role, content} mappings, checked later."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_HISTORY_BYTES:
+            raise click.BadParameter(f"{path} is over {MAX_HISTORY_BYTES} bytes", param_hint="--history")
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise click.BadParameter(f"{path} not found", param_hint="--history") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        what = f"{path} is not a readable JSON file ({type(exc).__name__})"
+        raise click.BadParameter(what, param_hint="--history") from None
+    if not isinstance(data, list):
+        raise click.BadParameter(f"{path} must hold a JSON list of turns", param_hint="--history")
+    return data
 
 
 def store_option(command: Any) -> Any:

@@ -10,11 +10,29 @@ from typing import Any
 import click
 
 from ..errors import ConfigError
-from .options import parse_vars, rollout_key_option, showing_warnings, store_option, using_store
+from ..history import APIS
+from .options import (
+    parse_vars,
+    read_history,
+    rollout_key_option,
+    showing_warnings,
+    store_option,
+    typed_vars,
+    using_store,
+)
 
 __all__ = ["check", "explain", "render", "schema", "validate"]
 
 KINDS = ("system", "user", "write_memory")
+
+#: Arguments of `format_messages` and `to_request` that have an option of their own, not a `--var`.
+_LAYOUT_OPTIONS = {
+    "history": "use --history FILE",
+    "style": "use --style",
+    "api": "use --request API",
+    "settings": "set model_settings: in the persona",
+    "unsupported": "settings an API does not take are left out of its request",
+}
 
 
 def _pick_options(command: Any) -> Any:
@@ -56,6 +74,31 @@ def _pick_options(command: Any) -> Any:
 )
 @click.option("--strict", is_flag=True, help="Refuse variables the templates do not use.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prompts as a JSON object.")
+@click.option(
+    "--messages",
+    "as_messages",
+    is_flag=True,
+    help="Print the chat messages as JSON: the prompts in the persona's message layout, with --history in its slot.",
+)
+@click.option(
+    "--style",
+    type=click.Choice(["openai", "anthropic"]),
+    default="openai",
+    show_default=True,
+    help="With --messages: OpenAI's message list, or Anthropic's {system, messages}.",
+)
+@click.option(
+    "--request",
+    "request_api",
+    type=click.Choice(APIS),
+    help="Print the whole request body for this API as JSON: messages, tools, output schema and model settings.",
+)
+@click.option(
+    "--history",
+    "history_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A JSON file holding a list of chat turns ({role, content}, OpenAI Chat shape), for --messages and --request.",
+)
 @_pick_options
 @store_option
 @rollout_key_option
@@ -69,12 +112,19 @@ def render(
     kind: str,
     strict: bool,
     as_json: bool,
+    as_messages: bool,
+    style: str,
+    request_api: str | None,
+    history_file: Path | None,
     persona_name: str | None,
     index: int | None,
     store_url: str | None,
     rollout_key: str | None,
 ) -> None:
-    """Render the prompts of the persona in PATH.
+    """Render the prompts of the persona in PATH, as text, chat messages or a request body.
+
+    A --var value is read by the type its input declares (--var max_steps=8 is the integer 8
+    when 'inputs:' says integer; arrays and mappings are JSON).
 
     With --kind all (the default), a prompt that comes out empty (the user prompt without a
     question, say) is left out, and a line on standard error says which were.
@@ -83,11 +133,20 @@ def render(
     Examples:
       profiles render profile_configs/planner.yaml --var agents="Searcher, Coder" -q "Plan a trip"
       profiles render profile_configs/summarizer.yaml --deployment prod --kind system
+      profiles render profile_configs/triage.yaml --messages --var ticket="My invoice is wrong"
+      profiles render profile_configs/triage.yaml --request anthropic --var ticket="Site down" --var max_labels=2
       profiles render team.yaml --name Grace --var most_recent_memories="Asked about invoices"
     """
     from ..loader import load_profile
 
     given = parse_vars(variables)
+    if as_messages and request_api:
+        raise click.UsageError("give --messages or --request, not both")
+    if (as_messages or request_api) and kind != "all":
+        raise click.UsageError("--kind renders one prompt; --messages and --request render the persona's layout")
+    if history_file is not None and not (as_messages or request_api):
+        raise click.UsageError("--history goes with --messages or --request")
+    history = read_history(history_file) if history_file is not None else None
     if question is not None and "question" in given:
         raise click.UsageError("give the question once: --question or --var question=…, not both")
     for reserved, instead in (("strict", "--strict"), ("kind", "--kind")):
@@ -102,6 +161,22 @@ def render(
         profile = config.create_profile(
             language=language, model=model, deployment=deployment, rollout_key=rollout_key
         )
+    given = typed_vars(getattr(profile, "inputs", {}), given)
+    if as_messages or request_api:
+        for reserved, instead in _LAYOUT_OPTIONS.items():
+            if reserved in given:
+                raise click.BadParameter(
+                    f"{reserved!r} names an option of --messages and --request, not a variable; {instead}",
+                    param_hint="--var",
+                )
+        values = _inputs("system", given)  # resources and tools as JSON, is_retry_chat as true/false
+        asked = values.pop("question", None)
+        if request_api:
+            out = profile.to_request(asked, api=request_api, history=history, strict=strict, **values)
+        else:
+            out = profile.format_messages(asked, history=history, style=style, strict=strict, **values)
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
     known = profile.known_kinds() if hasattr(profile, "known_kinds") else KINDS
     if kind != "all" and kind not in known:
         raise click.BadParameter(
@@ -184,7 +259,9 @@ def validate(paths: tuple[Path, ...]) -> None:
 
     problems = []
     checked = 0
-    for loaded in load_persona_files(list(paths)):
+    with showing_warnings():  # e.g. an input no template reads
+        files = load_persona_files(list(paths))
+    for loaded in files:
         problems.extend(loaded.issues)
         checked += bool(loaded.issues)
         for index, config in enumerate(loaded.configs, start=1):

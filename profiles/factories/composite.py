@@ -8,6 +8,7 @@ dataset supplies names and goals while another factory supplies constraints and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -152,6 +153,7 @@ def _parts(profile: Profile) -> tuple[dict[str, Resolved], set[str], dict[str, A
 
 def merge_profiles(profiles: Sequence[Profile], profile_id: Any = None) -> Profile:
     """Merge profiles by the rule of `CompositeProfileFactory(mode="merge")`; one is returned as is."""
+    from ..messages import DEFAULT_LAYOUT
     from ..profile import build_profile
 
     if len(profiles) == 1:
@@ -190,7 +192,20 @@ def merge_profiles(profiles: Sequence[Profile], profile_id: Any = None) -> Profi
         allow_secrets=allowed,
     )
     profile_id = first_id if first_id is not None else profile_id
-    return build_profile(config, profile_id, resolved, template_roots=roots, literal=literal)
+    made = build_profile(config, profile_id, resolved, template_roots=roots, literal=literal)
+    # what turns prompts into messages and requests comes whole from the first profile that has it
+    carried: dict[str, Any] = {}
+    for name in ("inputs", "settings", "settings_extra", "roles"):
+        found = next((getattr(p, name) for p in profiles if getattr(p, name, None)), None)
+        if found:
+            carried[name] = found
+    output = next((p.output_schema for p in profiles if getattr(p, "output_schema", None) is not None), None)
+    layout = next((p.layout for p in profiles if getattr(p, "layout", DEFAULT_LAYOUT) != DEFAULT_LAYOUT), None)
+    if output is not None:
+        carried["output_schema"] = output
+    if layout is not None:
+        carried["layout"] = layout
+    return replace(made, **carried) if carried else made
 
 
 def _user_roots(profile: Profile) -> tuple[Path, ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 from string import Formatter
 from typing import Any
@@ -212,9 +213,22 @@ def finalize(value: Any) -> Any:
         return value  # an Undefined raises its own error (unsafe attribute, missing name) when printed
     if callable(value) or isinstance(value, type):
         raise SecurityError("a function or class cannot be printed; call it, or print a value")
-    if isinstance(value, _CONTAINERS) and deep_size(value) > MAX_VALUE_CHARS:
-        raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters", "MAX_VALUE_CHARS")
+    if isinstance(value, _CONTAINERS):
+        if deep_size(value) > MAX_VALUE_CHARS:
+            raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters", "MAX_VALUE_CHARS")
+        return value
+    if isinstance(value, Iterator) or _shows_address(kind):
+        # `{{ items|map('upper') }}` is a generator; its text form is `<generator object … at 0x…>`
+        raise SecurityError(
+            f"a {kind.__name__} cannot be printed (its text form is a memory address); "
+            "print its items, e.g. with |list or |join"
+        )
     return value
+
+
+def _shows_address(kind: type) -> bool:
+    """Whether values of `kind` print as Python's default `<… object at 0x…>`."""
+    return kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__
 
 
 # %-format specs: flags, width, precision; a width or precision can be `*`

@@ -81,33 +81,36 @@ class FamilyRules:
         self.known = frozenset(known) | {DEFAULT_FAMILY}
         self._cache: dict[str, str] = {}
 
-    def family_for(self, model: str | None) -> str:
-        """The family of `model`: the first matching rule's, else `default` with a warning."""
+    def family_for(self, model: str | None, *, secret: bool = False) -> str:
+        """The family of `model`: the first matching rule's, else `default` with a warning.
+
+        A `secret` model name (read from a credential-like key, say) is not named in the warning.
+        """
         if not model:
             return DEFAULT_FAMILY
         family = self._cache.get(model)
         if family is None:
-            family = self._match(model)
+            family = self._match(model, "*** (a secret model name)" if secret else repr(model))
             if len(self._cache) >= self.CACHE_SIZE:
                 self._cache.clear()
             self._cache[model] = family
         return family
 
-    def _match(self, model: str) -> str:
+    def _match(self, model: str, shown: str) -> str:
         for rule in self.rules:
             if rule.matches(model):
                 if rule.family in self.known:
                     return rule.family
                 _warn_once(
                     model,
-                    f"model {model!r} matches family {rule.family!r} ({rule.origin}), but no template "
+                    f"model {shown} matches family {rule.family!r} ({rule.origin}), but no template "
                     f"root has a {rule.family}/ folder; using {DEFAULT_FAMILY!r}. "
                     "Add the folder or fix the rule.",
                 )
                 return DEFAULT_FAMILY
         _warn_once(
             model,
-            f"no template family matches model {model!r}; using {DEFAULT_FAMILY!r}. Add a rule "
+            f"no template family matches model {shown}; using {DEFAULT_FAMILY!r}. Add a rule "
             f"(match: pattern, family: name) to {FAMILIES_FILE} in a template root "
             "if it needs its own templates.",
         )

@@ -70,8 +70,11 @@ class ConfinedLoader(BaseLoader):
     def list_templates(self) -> list[str]:
         found = set(self.sources)
         for root in self.roots:
-            for folder, _dirs, files in os.walk(root):
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = [name for name in dirs if not name.startswith(".")]
                 for file in files:
+                    if file.startswith("."):
+                        continue
                     found.add(os.path.relpath(os.path.join(folder, file), root).replace(os.sep, "/"))
         return sorted(found)
 
@@ -96,4 +99,10 @@ def _split(template: str) -> list[str]:
         raise RenderError(f"template name {template!r} holds '..'; name a file inside its template root")
     if not parts:
         raise RenderError(f"template name {template!r} names no file")
+    if any(part.startswith(".") for part in parts):
+        # `.env` files, `.git/` and editor backups live beside templates and may hold secrets
+        raise RenderError(
+            f"template name {template!r} names a hidden file or folder; templates never come from "
+            "names starting with '.', so keep a template's name visible"
+        )
     return parts

@@ -220,9 +220,9 @@ class Renderer:
                     self._families = load_family_rules(self.roots)
         return self._families
 
-    def family_for(self, model: str | None) -> str:
+    def family_for(self, model: str | None, *, secret: bool = False) -> str:
         """The template family for a model name; see `families.py` for the rules and warnings."""
-        return self.families.family_for(model)
+        return self.families.family_for(model, secret=secret)
 
     @property
     def kinds(self) -> frozenset[str]:

@@ -55,6 +55,17 @@ DIFFERENCES: dict[str, Difference] = {
         "Printing a function, method or class is an error; stock prints its `repr`, memory address included",
         "an address helps an attacker and never belongs in a prompt",
     ),
+    "print-address": Difference(
+        "both",
+        "Printing an iterator or generator (`{{ items|map('upper') }}`) or an object whose text form is "
+        "Python's default `<… object at 0x…>` is an error; stock prints that text, memory address included",
+        "an address helps an attacker and never belongs in a prompt; `|list` or `|join` prints the items",
+    ),
+    "hidden-templates": Difference(
+        "both",
+        "A template name with a part starting with `.` (`.env`, `.git/config`) is refused by the loader",
+        "a `.env` file beside the templates holds secrets, and an include would put it into a prompt",
+    ),
     "globals": Difference(
         "both",
         "The globals are `range`, `dict` (callable, with `fromkeys`) and `namespace` only; chat templates add "

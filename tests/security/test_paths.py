@@ -136,3 +136,23 @@ def test_dotenv_does_not_expand_process_variables(persona_dir, monkeypatch):
     except ProfilesError as exc:
         prompt = str(exc)
     assert SECRET not in prompt
+
+
+def test_hidden_files_are_never_templates(tmp_path):
+    """A `.env` beside the templates cannot be included, extended or named as a persona's template file."""
+    from profiles import ConfigError, RenderError, load_profile
+    from profiles.rendering.renderer import Renderer
+
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-live-123\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[remote]\n")
+    renderer = Renderer([tmp_path])
+    for name in (".env", ".git/config", "./.env"):
+        with pytest.raises(RenderError, match="hidden file"):
+            renderer.render(renderer.compile(f"{{% include {name!r} %}}", "t"), {})
+    assert ConfinedLoader([tmp_path]).list_templates() == []
+    persona = tmp_path / "p.yaml"
+    persona.write_text("name: A\nrole: B\ntemplates:\n  system: {file: .env}\n")
+    with pytest.raises(ConfigError, match="hidden file") as caught:
+        load_profile(persona)
+    assert "sk-live-123" not in str(caught.value)

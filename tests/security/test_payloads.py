@@ -49,7 +49,11 @@ _CHILD = textwrap.dedent(
         result = {{"ok": False, "type": type(exc).__name__, "message": exc.message}}
         result["limit"] = getattr(exc, "limit", None)
     result["seconds"] = time.monotonic() - start
-    result["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM is this process's own peak: ru_maxrss also counts the parent's memory it was forked from
+    with open("/proc/self/status") as status:
+        hwm = [line for line in status if line.startswith("VmHWM:")]
+    own = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    result["peak_bytes"] = own * 1024
     print(json.dumps(result))
     """
 )

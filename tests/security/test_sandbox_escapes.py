@@ -78,6 +78,29 @@ def test_functions_do_not_print_their_address():
             renderer.render(renderer.compile(source, "t"), {})
 
 
+def test_iterators_and_plain_objects_do_not_print_their_address():
+    """A generator, an iterator or an object with Python's default text form is refused, not printed."""
+
+    class Plain:
+        pass
+
+    renderer = Renderer(())
+    for source in (
+        "{{ items|map('upper') }}",
+        "{{ items|select }}",
+        "{{ items|reject('none')|string }}",
+        "{{ 'x' ~ (items|map('upper')) }}",
+        "{{ it }}",
+        "{{ plain }}",
+        "{{ plain|string }}",
+    ):
+        with pytest.raises(RenderError, match="cannot be printed") as caught:
+            renderer.render(renderer.compile(source, "t"), {"items": ["a", "b"], "it": iter([1]), "plain": Plain()})
+        assert "0x" not in str(caught.value)
+    # their items print as ever
+    assert renderer.render(renderer.compile("{{ items|map('upper')|join(',') }}", "t"), {"items": ["a", "b"]}) == "A,B"
+
+
 def test_caller_lists_cannot_be_mutated():
     """The immutable sandbox refuses append, update, pop and friends on what the caller passed."""
     renderer = Renderer(())

@@ -1,0 +1,195 @@
+"""Chat history: checked as the clients' own types check it and as the APIs do, converted for each API."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from openai.types.chat import ChatCompletionMessageParam
+
+from profiles import HistoryError, ProfileConfig
+from profiles.history import check_history, to_anthropic, to_responses_input
+from tests.request_types import BodyError, validate_as, validate_request
+from tests.strategies import histories
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+WEATHER = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    {"role": "assistant", "content": "It is sunny."},
+]
+APIS = ("openai-chat", "openai-responses", "anthropic")
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return ProfileConfig(name="Ada", role="Forecaster", model="gpt-4o").create_profile()
+
+
+# one turn at a time: check_history agrees with the Chat Completions type ------------------------
+
+TURNS = [
+    ({"role": "user", "content": "hi"}, True),
+    ({"role": "system", "content": [{"type": "text", "text": "Be brief."}]}, True),
+    ({"role": "developer", "content": "Be brief.", "name": "ops"}, True),
+    ({"role": "user", "content": [{"type": "text", "text": "look"},
+                                  {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}]}, True),
+    ({"role": "assistant", "content": [{"type": "refusal", "refusal": "No."}]}, True),
+    ({"role": "robot", "content": "hi"}, False),
+    ({"role": "user", "content": 42}, False),
+    ({"role": "system", "content": [{"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}]}, False),
+    ({"role": "user", "content": [{"type": "text", "text": "a", "x": 1}]}, False),
+    ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u", "detail": "ultra"}}]}, False),
+    ({"role": "tool", "content": "sunny"}, False),
+    ({"role": "user", "content": "hi", "timestamp": 3}, False),
+]
+
+
+@pytest.mark.parametrize(("turn", "valid"), TURNS, ids=[str(i) for i in range(len(TURNS))])
+def test_turn_shapes_agree_with_the_client_type(turn, valid):
+    """A single turn is accepted exactly when openai's ChatCompletionMessageParam accepts it."""
+    problems = check_history([turn])
+    try:
+        validate_as(ChatCompletionMessageParam, turn)
+        typed = True
+    except BodyError:
+        typed = False
+    assert typed == valid
+    assert (problems == []) == valid, problems
+
+
+def test_arguments_must_be_json_text_like_the_type_says():
+    bad = {**CALL, "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    turn = {"role": "assistant", "tool_calls": [bad]}
+    with pytest.raises(BodyError):
+        validate_as(ChatCompletionMessageParam, turn)
+    assert "must be JSON text" in "\n".join(check_history([{"role": "user", "content": "q"}, turn]))
+
+
+# what the types let through and the APIs refuse ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("history", "expected"),
+    [
+        ([{"role": "user", "content": "q"}, {"role": "assistant", "tool_calls": [CALL]}], "ends with unanswered"),
+        ([{"role": "user", "content": "q"}, {"role": "tool", "tool_call_id": "x", "content": "r"}], "answers no tool"),
+        (
+            [{"role": "assistant", "tool_calls": [CALL]}, {"role": "user", "content": "q"}],
+            "need their tool turns right after",
+        ),
+        (
+            [{"role": "assistant", "tool_calls": [CALL]}, {"role": "tool", "tool_call_id": "call_1", "content": "a"},
+             {"role": "assistant", "tool_calls": [CALL]}, {"role": "tool", "tool_call_id": "call_1", "content": "b"}],
+            "repeats an earlier",
+        ),
+        ([{"role": "assistant", "tool_calls": [{**CALL, "function": {"name": "f", "arguments": "{"}}]}],
+         "not valid JSON"),
+        ([{"role": "assistant", "tool_calls": [{**CALL, "function": {"name": "f", "arguments": "[1]"}}]}],
+         "one JSON object"),
+        ([{"role": "assistant", "content": "x", "tool_calls": []}], "an empty list"),
+        ([{"role": "assistant", "content": ""}], "needs content or tool_calls"),
+        ([{"role": "function", "content": "x", "name": "f"}], "legacy 'function' role"),
+        ("hello", "must be a list of turns"),
+    ],
+)
+def test_api_rules_the_types_do_not_check(history, expected):
+    problems = check_history(history)
+    assert any(expected in line for line in problems), problems
+
+
+def test_every_problem_is_listed_with_its_turn():
+    problems = check_history([{"role": "robot", "content": "x"}, {"role": "user", "content": 3}])
+    assert [line.split(":")[0] for line in problems] == ["history[0].role", "history[1].content"]
+
+
+@pytest.mark.parametrize(
+    ("turn", "api", "expected"),
+    [
+        ({"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}}]},
+         "openai-responses", "no audio"),
+        ({"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}}]},
+         "anthropic", "no audio"),
+        ({"role": "user", "content": "  "}, "anthropic", "refuses empty text"),
+        ({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/bmp;base64,AA=="}}]},
+         "anthropic", "not image/bmp"),
+        ({"role": "user", "content": [{"type": "file", "file": {"file_data": "data:text/plain;base64,AA=="}}]},
+         "anthropic", "base64 PDF"),
+    ],
+)
+def test_each_api_has_its_own_limits(turn, api, expected):
+    assert check_history([turn], "openai-chat") == []
+    assert any(expected in line for line in check_history([turn], api))
+
+
+def test_anthropic_ids_are_checked():
+    bad = [{"role": "user", "content": "q"},
+           {"role": "assistant", "tool_calls": [{**CALL, "id": "call|1"}]},
+           {"role": "tool", "tool_call_id": "call|1", "content": "r"}]
+    assert check_history(bad, "openai-chat") == []
+    assert any("letters, digits" in line for line in check_history(bad, "anthropic"))
+
+
+# conversions ------------------------------------------------------------------------------------
+
+
+def test_anthropic_conversion_merges_turns_and_puts_results_first():
+    turns = [
+        {"role": "system", "content": "You are Ada."},
+        {"role": "developer", "content": "Answer in English."},
+        *WEATHER[:3],
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "Welcome."},
+        {"role": "system", "content": "Be brief now."},
+        {"role": "user", "content": "Tomorrow?"},
+    ]
+    converted = to_anthropic(turns)
+    assert converted["system"] == "You are Ada.\n\nAnswer in English."
+    roles = [message["role"] for message in converted["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    results = converted["messages"][2]["content"]
+    assert results[0] == {"type": "tool_result", "tool_use_id": "call_1", "content": "sunny"}
+    assert results[1] == {"type": "text", "text": "thanks"}
+    assert converted["messages"][1]["content"][0] == {
+        "type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}
+    }
+    assert converted["messages"][4]["content"][0]["text"] == "<system>\nBe brief now.\n</system>"
+
+
+def test_responses_conversion_makes_call_items():
+    items = to_responses_input(WEATHER)
+    assert items[1] == {
+        "type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": '{"city": "Paris"}'
+    }
+    assert items[2] == {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+    assert items[3] == {"role": "assistant", "content": "It is sunny."}
+
+
+def test_responses_images_get_their_required_detail():
+    turn = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}]}
+    (item,) = to_responses_input([turn])
+    assert item["content"][0] == {"type": "input_image", "image_url": "https://example.org/a.png", "detail": "auto"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories())
+def test_any_valid_history_makes_valid_bodies_for_every_api(profile, history):
+    """Generated histories pass every check and convert into bodies each client's types accept."""
+    for api in APIS:
+        assert check_history(history, api) == []
+        body = profile.to_request("And now?", api=api, history=history)
+        validate_request(api, body)
+        if api == "anthropic":
+            roles = [message["role"] for message in body["messages"]]
+            assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:], strict=False))
+        elif api == "openai-chat":
+            assert body["messages"][1:-1] == json.loads(json.dumps(history))
+
+
+def test_history_errors_are_history_errors(profile):
+    with pytest.raises(HistoryError) as caught:
+        profile.format_messages("q", history=[{"role": "user", "content": 3}])
+    assert caught.value.problems == ["history[0].content: must be text or a list of parts, got int"]
+    assert str(caught.value).startswith("history: history[0].content")

@@ -1,0 +1,294 @@
+"""output_schema: inline, from a file or the store; checked by its meta-schema; templates, requests, replies."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from profiles import ConfigError, ProfileConfig, ResolutionError, SchemaReplyError, StoreProvider, register_provider
+from profiles.loader import load_profile, parse_profiles
+from profiles.output_schema import openai_strict_problems
+from profiles.providers import get_provider
+
+ANSWER = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}, "score": {"type": "integer", "minimum": 1, "maximum": 5}},
+    "required": ["answer", "score"],
+    "additionalProperties": False,
+}
+
+
+def _persona(schema_yaml: str) -> str:
+    return f"name: Ada\nrole: R\nmodel: gpt-4o\noutput_schema: {schema_yaml}\n"
+
+
+def test_inline_schema_reaches_templates_and_requests():
+    profile = ProfileConfig(name="Ada", role="R", model="gpt-4o", output_schema=ANSWER).create_profile()
+    assert profile.output_schema.schema == ANSWER and profile.output_schema.strict is True
+    system = profile.format_system_prompt()
+    assert "## Output format" in system and json.dumps(ANSWER, ensure_ascii=False) in system
+    assert "my own format" in profile.format_system_prompt(out_schema="my own format")
+    assert profile.to_request("q")["response_format"]["json_schema"]["schema"] == ANSWER
+
+
+def test_out_schema_reaches_every_kind_that_reads_it():
+    config = ProfileConfig(
+        name="Ada", role="R", output_schema=ANSWER, templates={"user": {"inline": "{{ question }}\n{{ out_schema }}"}}
+    )
+    assert config.create_profile().format_user_prompt("q").endswith('"additionalProperties": false}')
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_schema_from_a_file_next_to_the_persona(write, suffix):
+    text = json.dumps(ANSWER) if suffix == ".json" else "type: object\nproperties: {answer: {type: string}}\n"
+    write(f"schemas/answer{suffix}", text)
+    path = write("ada.yaml", _persona(f"{{file: schemas/answer{suffix}, name: answer}}"))
+    profile = load_profile(path).create_profile()
+    assert profile.output_schema.origin == f"file:schemas/answer{suffix}"
+    assert profile.output_schema.name == "answer"
+    assert profile.output_schema.schema["properties"]["answer"] == {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [
+        ("../outside.json", "output schema path '../outside.json' leads outside .*, the folder of the persona"),
+        ("/etc/passwd", "must be relative to the persona's folder"),
+        ("missing.json", "output schema file 'missing.json' not found next to the persona"),
+        (".env", "output schema path '.env' names a hidden file"),  # where secrets live
+    ],
+)
+def test_a_schema_file_is_confined_to_the_personas_folder(write, tmp_path, ref, expected):
+    (tmp_path.parent / "outside.json").write_text(json.dumps(ANSWER))
+    path = write("ada.yaml", _persona(f"{{file: '{ref}'}}"))
+    with pytest.raises(ConfigError, match=expected) as caught:
+        load_profile(path)
+    assert f"{path}:4" in str(caught.value)
+
+
+def test_a_symlink_out_of_the_folder_is_refused(write, tmp_path):
+    outside = tmp_path.parent / "secret.json"
+    outside.write_text(json.dumps(ANSWER))
+    (tmp_path / "link.json").symlink_to(outside)
+    path = write("ada.yaml", _persona("{file: link.json}"))
+    expected = "output schema path 'link.json' leads outside .*, the folder of the persona being loaded"
+    with pytest.raises(ConfigError, match=expected):
+        load_profile(path)
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "objekt"}, "/type: 'objekt' is not valid"),
+        ({"type": "object", "required": "answer"}, "/required: 'answer' is not of type 'array'"),
+        ({"$schema": "https://example.org/my-draft", "type": "object"}, "unknown meta-schema"),
+        ({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, "points at nothing in the schema"),
+        ({"type": "string", "pattern": "(unclosed"}, "is not a 'regex'"),
+        ({"minimum": 0, "exclusiveMinimum": True}, "True is not of type 'number'"),
+        ("a string", "a JSON Schema is a mapping"),
+    ],
+)
+def test_a_schema_is_checked_against_its_meta_schema(schema, expected):
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name="Ada", role="R", output_schema=schema)
+    assert expected in str(caught.value) and "output_schema" in str(caught.value)
+
+
+def test_the_draft_comes_from_dollar_schema():
+    """Draft-04's boolean exclusiveMinimum is valid when the schema says it is draft-04."""
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "number", "minimum": 0,
+              "exclusiveMinimum": True}
+    profile = ProfileConfig(name="Ada", role="R", output_schema=schema).create_profile()
+    assert profile.parse_reply("1") == 1
+    with pytest.raises(SchemaReplyError, match="less than or equal to the minimum"):
+        profile.parse_reply("0")
+
+
+def test_every_problem_is_listed():
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name="Ada", role="R", output_schema={"type": "objekt", "required": "x"})
+    assert "/type" in str(caught.value) and "/required" in str(caught.value)
+
+
+def test_yaml_values_that_are_not_json_are_refused():
+    with pytest.raises(ConfigError, match="plain JSON data"):
+        parse_profiles(_persona("{type: string, default: 2024-01-01}"))
+
+
+def test_strict_is_asked_for_only_when_the_schema_fits():
+    lenient = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert ProfileConfig(name="A", role="R", output_schema=lenient).output_schema.strict is False
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name="A", role="R", output_schema={"schema": lenient, "strict": True})
+    assert "strict: true, but OpenAI's strict mode would refuse" in str(caught.value)
+    assert "additionalProperties: false" in str(caught.value)
+    off = ProfileConfig(name="A", role="R", output_schema={"schema": ANSWER, "strict": False}).output_schema
+    assert off.strict is False
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"type": "array"}, "object schema"),
+        ({**ANSWER, "additionalProperties": True}, "additionalProperties: false"),
+        ({**ANSWER, "required": ["answer"]}, "every property must be required"),
+        ({**ANSWER, "properties": {**ANSWER["properties"], "x": {"type": "string", "minLength": 1}}}, "minLength"),
+        ({**ANSWER, "allOf": [{}]}, "'allOf'"),
+        ({**ANSWER, "properties": {"d": {"type": "string", "format": "uri"}}, "required": ["d"]}, "format 'uri'"),
+    ],
+)
+def test_the_strict_lint_names_what_strict_mode_refuses(schema, problem):
+    assert any(problem in line for line in openai_strict_problems(schema))
+    assert openai_strict_problems(ANSWER) == []
+
+
+def test_the_format_name_comes_from_the_title_or_the_persona():
+    titled = ProfileConfig(name="A", role="R", output_schema={**ANSWER, "title": "Triage result"})
+    assert titled.output_schema.name == "Triage_result"
+    assert ProfileConfig(name="A", role="R", output_schema=ANSWER).output_schema.name == "response"
+    with pytest.raises(ConfigError, match="name must be 1 to 64 letters"):
+        ProfileConfig(name="A", role="R", output_schema={"schema": ANSWER, "name": "has space"})
+
+
+# from the prompt store ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def store(store_url):
+    from profiles.store import PromptStore
+
+    previous = get_provider("store")
+    with PromptStore(store_url) as opened:
+        register_provider("store", StoreProvider(store_url, ttl=0))
+        yield opened
+    register_provider("store", previous)
+
+
+def test_a_schema_from_the_store_is_fetched_per_profile(store, write):
+    store.put("ada/schema", json.dumps(ANSWER), label="production")
+    path = write("ada.yaml", _persona("{store: ada/schema, name: answer}"))
+    config = load_profile(path)
+    profile = config.create_profile(deployment="prod")
+    assert profile.output_schema.schema == ANSWER and profile.output_schema.name == "answer"
+    assert profile.output_schema.origin == "store:ada/schema v1 label=production"
+    rows = {row.field: row for row in profile.explain()}
+    assert rows["output_schema"].source == "store:ada/schema v1 label=production"
+    store.put("ada/schema", "type: object\nproperties: {other: {type: string}}\n", label="production")
+    assert "other" in config.create_profile(deployment="prod").output_schema.schema["properties"]
+
+
+def test_a_bad_schema_in_the_store_names_its_version(store, write):
+    store.put("ada/schema", '{"type": "objekt"}', label="production")
+    path = write("ada.yaml", _persona("{store: ada/schema}"))
+    with pytest.raises(ResolutionError) as caught:
+        load_profile(path).create_profile(deployment="prod")
+    assert f"{path}:4: output_schema: store:ada/schema v1" in str(caught.value) and "/type" in str(caught.value)
+
+
+def test_a_schema_missing_from_the_store_says_how_to_add_it(store, write):
+    path = write("ada.yaml", _persona("{store: ada/schema}"))
+    with pytest.raises(ResolutionError, match="profiles store put ada/schema"):
+        load_profile(path).create_profile()
+
+
+# reading replies ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def profile():
+    return ProfileConfig(name="Ada", role="R", output_schema=ANSWER).create_profile()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"answer": "yes", "score": 4}',
+        '```json\n{"answer": "yes", "score": 4}\n```',
+        'Sure! {"answer": "yes", "score": 4,} Hope that helps.',
+        "{'answer': 'yes', 'score': 4}",
+    ],
+)
+def test_replies_are_repaired_then_checked(profile, reply):
+    assert profile.parse_reply(reply) == {"answer": "yes", "score": 4}
+
+
+def test_a_reply_the_schema_refuses_says_why_for_the_model(profile):
+    with pytest.raises(SchemaReplyError) as caught:
+        profile.parse_reply('{"answer": 3, "score": 9}')
+    error = caught.value
+    assert error.value == {"answer": 3, "score": 9}
+    assert error.problems == ["/answer: 3 is not of type 'string'", "/score: 9 is greater than the maximum of 5"]
+    assert str(error).startswith("Your reply does not follow the JSON Schema you were given:")
+    assert str(error).endswith("Reply again with only the corrected JSON value.")
+
+
+def test_a_reply_without_json_is_refused(profile):
+    with pytest.raises(SchemaReplyError, match="Your reply holds no JSON") as caught:
+        profile.parse_reply("I think the answer is yes.")
+    assert caught.value.value is None
+
+
+def test_without_a_schema_any_json_is_returned():
+    profile = ProfileConfig(name="Ada", role="R").create_profile()
+    assert profile.parse_reply("[1, 2,]") == [1, 2]
+    with pytest.raises(SchemaReplyError):
+        profile.parse_reply("no json here")
+
+
+@given(st.text(max_size=200))
+def test_any_text_gives_a_value_or_a_reply_error(text):
+    profile = ProfileConfig(name="Ada", role="R", output_schema=ANSWER).create_profile()
+    try:
+        value = profile.parse_reply(text)
+    except SchemaReplyError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(value["answer"], str) and 1 <= value["score"] <= 5
+
+
+def test_without_jsonschema_the_error_says_what_to_install(tmp_path):
+    """The schema support is an extra: without it, a persona with output_schema names the extra."""
+    code = (
+        "import sys; sys.modules['jsonschema'] = None\n"
+        "from profiles import ProfileConfig, ConfigError\n"
+        "assert ProfileConfig(name='A', role='R').create_profile().format_system_prompt()\n"
+        "try:\n"
+        "    ProfileConfig(name='A', role='R', output_schema={'type': 'object'})\n"
+        "except ConfigError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == 0, result.stderr
+    assert "pip install 'agent-profiles[schema]'" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({"file": "a.json", "store": "a"}, "give one of file, store or schema, not file and store"),
+        ({"store": "a", "type": "object"}, "takes only name, strict and description beside it, not type"),
+        ({"store": " "}, "must name a prompt"),
+    ],
+)
+def test_the_reference_form_is_checked(spec, expected):
+    with pytest.raises(ConfigError, match=expected):
+        ProfileConfig(name="Ada", role="R", output_schema=spec)
+
+
+def test_explain_names_where_the_schema_was_written():
+    persona = (
+        "name: A\nrole: R\noutput_schema: {type: object}\ndeployments:\n  prod:\n    output_schema: {type: array}\n"
+    )
+    (config,) = parse_profiles(persona, file="a.yaml")
+    rows = {row.field: row.source for row in config.create_profile().explain()}
+    assert rows["output_schema"] == "yaml:a.yaml:3"
+    rows = {row.field: row.source for row in config.create_profile(deployment="prod").explain()}
+    assert rows["output_schema"] == "overlay prod: a.yaml:6"
+    assert ProfileConfig(name="A", role="R", output_schema=ANSWER).create_profile().output_schema.origin == "literal"
