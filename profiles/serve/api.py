@@ -7,7 +7,7 @@ token. Every error is `{"error": <class>, "message": <what, where, how to fix>, 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
@@ -52,6 +52,9 @@ class PersonaDetail(PersonaSummary):
     kinds: list[str] = Field(description="The prompt kinds it renders")
     variables: dict[str, Any] = Field(description="Defaults of its template variables")
     samples: dict[str, Any]
+    inputs: dict[str, Any] = Field(description="Its declared inputs (`inputs:`), as the persona file writes them")
+    inputs_schema: dict[str, Any] = Field(description="The JSON Schema of an object holding every input")
+    layout: list[dict[str, Any]] = Field(description="Its message layout (`messages:`)")
 
 
 class ExplainRow(BaseModel):
@@ -86,6 +89,46 @@ class Rendered(BaseModel):
     kind: str
     context: dict[str, str | None]
     text: str = Field(description="The prompt, secrets masked")
+
+
+class _Chat(BaseModel):
+    """What the messages and the request of a persona take."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str | None = None
+    deployment: str | None = None
+    language: str | None = None
+    model: str | None = Field(None, description="The model: picks the templates, and is the request's model")
+    variables: dict[str, Any] = Field(default_factory=dict, description="Template variables and declared inputs")
+    history: list[dict[str, Any]] | None = Field(
+        None, description="Earlier chat turns ({role, content}, OpenAI Chat shape), placed by the layout"
+    )
+    strict: bool = Field(False, description="Refuse variables no prompt of the layout uses")
+
+
+class MessagesRequest(_Chat):
+    style: Literal["openai", "anthropic"] = Field(
+        "openai", description="OpenAI's message list, or Anthropic's {system, messages}"
+    )
+
+
+class RequestRequest(_Chat):
+    api: Literal["openai-chat", "openai-responses", "anthropic"] = "openai-chat"
+
+
+class Messages(BaseModel):
+    persona: str
+    context: dict[str, str | None]
+    style: str
+    messages: Any = Field(description="The chat messages (secrets masked), in the style asked for")
+
+
+class RequestBody(BaseModel):
+    persona: str
+    context: dict[str, str | None]
+    api: str
+    request: dict[str, Any] = Field(description="The request body for the API (secrets masked, never an API key)")
 
 
 class Health(BaseModel):
@@ -146,6 +189,38 @@ def render_persona(path: str, body: RenderRequest, state: State) -> dict[str, An
     return {"persona": path, "kind": body.kind, "context": context.to_dict(), "text": text}
 
 
+@router.post("/personas/{path:path}/messages", response_model=Messages, responses=ERRORS, tags=["personas"])
+def persona_messages(path: str, body: MessagesRequest, state: State) -> dict[str, Any]:
+    """The persona's prompts as chat messages, by its `messages:` layout, with the history in its slot."""
+    context = RenderContext.of(body.deployment, body.language, body.model)
+    messages = state.folder.messages(
+        path,
+        context,
+        question=body.question,
+        variables=body.variables,
+        history=body.history,
+        style=body.style,
+        strict=body.strict,
+    )
+    return {"persona": path, "context": context.to_dict(), "style": body.style, "messages": messages}
+
+
+@router.post("/personas/{path:path}/request", response_model=RequestBody, responses=ERRORS, tags=["personas"])
+def persona_request(path: str, body: RequestRequest, state: State) -> dict[str, Any]:
+    """A whole request body for one API: messages, tools, output schema and model settings."""
+    context = RenderContext.of(body.deployment, body.language, body.model)
+    request = state.folder.request(
+        path,
+        context,
+        api=body.api,
+        question=body.question,
+        variables=body.variables,
+        history=body.history,
+        strict=body.strict,
+    )
+    return {"persona": path, "context": context.to_dict(), "api": body.api, "request": request}
+
+
 @router.get(
     "/personas/{path:path}/prompts/{kind}",
     response_model=Rendered,
@@ -187,13 +262,18 @@ def read_persona(
     """One persona: its status, deployments, prompt kinds, variables and samples."""
     entry = state.folder.entry(path)
     payload = entry.to_dict()
-    payload.update(kinds=[], variables={}, samples={})
+    payload.update(kinds=[], variables={}, samples={}, inputs={}, inputs_schema={}, layout=[])
     if entry.ok:
+        from ..inputs import inputs_schema
+
         config = state.folder.config(path)
         profile = state.folder.profile(path, RenderContext.of(deployment, language, model))
         payload.update(
             kinds=list(state.folder.kinds(profile)),
             variables=dict(config.variables),
             samples=dict(config.samples),
+            inputs={name: spec.to_dict() for name, spec in profile.inputs.items()},
+            inputs_schema=inputs_schema(profile.inputs),
+            layout=[slot.to_dict() for slot in profile.layout],
         )
     return json_with_etag(payload, if_none_match)

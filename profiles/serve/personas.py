@@ -226,35 +226,55 @@ class PersonaFolder:
         ordered = [kind for kind in PROMPT_KINDS if kind in kinds]
         return tuple(ordered + [kind for kind in kinds if kind not in ordered])
 
-    def inputs(self, relative: str, profile: DefaultProfile, kind: str) -> list[InputField]:
-        """What a preview of `kind` asks for, filled with the persona's `variables:` and `samples:`."""
+    def inputs(self, relative: str, profile: DefaultProfile, kinds: str | tuple[str, ...]) -> list[InputField]:
+        """What a preview of `kinds` (one prompt kind, or the kinds of the message layout) asks for.
+
+        Declared inputs (`inputs:`) bring their description and whether they are required;
+        values are filled from the persona's `samples:`, then `variables:`, then the input's
+        default, then its first example.
+        """
         config = self.config(relative)
-        compiled = profile.template_for(kind)
-        declared = set(compiled.declared)
+        kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+        declared: set[str] = set()
+        for kind in kinds:
+            declared |= set(profile.template_for(kind).declared)
         for name, templates in profile.field_templates.items():
             if name in declared:
                 for item in templates if isinstance(templates, tuple) else (templates,):
                     declared |= set(getattr(item, "declared", ()))
         samples = {key: value for key, value in config.samples.items() if not isinstance(value, Mapping)}
-        kind_samples = config.samples.get(kind)
-        if isinstance(kind_samples, Mapping):
-            samples.update(kind_samples)
+        for kind in kinds:
+            kind_samples = config.samples.get(kind)
+            if isinstance(kind_samples, Mapping):
+                samples.update(kind_samples)
+        documented = {name for kind in kinds for name in PROMPT_INPUTS.get(kind, {})}
         names = []
-        if "question" in PROMPT_INPUTS.get(kind, {}) or "question" in declared:
+        if "question" in documented or "question" in declared:
             names.append("question")
         asked = sorted(
             name for name in declared if name not in profile.values and name not in _NOT_ASKED and name != "question"
         )
         names.extend(asked)
+        specs = getattr(profile, "inputs", None) or {}
         fields = []
         for name in names:
-            if name in samples:
-                fields.append(InputField(name, _text(samples[name]), "samples"))
-            elif name in profile.bound:
-                fields.append(InputField(name, _text(profile.bound[name]), "variables"))
+            spec = specs.get(name)
+            description = (spec.description or "") if spec is not None else ""
+            if spec is not None:
+                required = spec.needs_value
             else:
-                documented = name in PROMPT_INPUTS.get(kind, {})
-                fields.append(InputField(name, "", "", required=not documented))
+                required = name not in documented and name not in profile.bound
+            if name in samples:
+                value, origin = _text(samples[name]), "samples"
+            elif name in profile.bound:
+                value, origin = _text(profile.bound[name]), "variables"
+            elif spec is not None and spec.has_default:
+                value, origin = _text(spec.default), "default"
+            elif spec is not None and spec.examples:
+                value, origin = _text(spec.examples[0]), "examples"
+            else:
+                value, origin = "", ""
+            fields.append(InputField(name, value, origin, description, required))
         return fields
 
     # -- rendering ------------------------------------------------------------------------------------
@@ -311,6 +331,78 @@ class PersonaFolder:
         text = render_kind(profile, kind, question, variables, strict)
         return mask_secrets(profile, text)
 
+    def messages(
+        self,
+        relative: str,
+        context: RenderContext,
+        *,
+        question: str | None = None,
+        variables: Mapping[str, Any] | None = None,
+        history: list[Any] | None = None,
+        style: str = "openai",
+        strict: bool = False,
+        profile: DefaultProfile | None = None,
+    ) -> Any:
+        """The chat messages by the persona's `messages:` layout (`profile.format_messages`), secrets masked.
+
+        Raises:
+            ServeError: the values are refused.
+            ProfilesError: the persona is invalid, the history malformed, or a render fails.
+        """
+        variables = dict(variables or {})
+        self.check_variables(question, variables)
+        _check_history(history)
+        if profile is None:
+            profile = self.profile(relative, context)
+        found = profile.format_messages(question, history=history, style=style, strict=strict, **variables)
+        return mask_secrets(profile, found)
+
+    def request(
+        self,
+        relative: str,
+        context: RenderContext,
+        *,
+        api: str = "openai-chat",
+        question: str | None = None,
+        variables: Mapping[str, Any] | None = None,
+        history: list[Any] | None = None,
+        strict: bool = False,
+        profile: DefaultProfile | None = None,
+    ) -> dict[str, Any]:
+        """The whole request body for `api` (`profile.to_request`), secrets masked.
+
+        Raises:
+            ServeError: the values are refused.
+            ProfilesError: as for `messages`, or no model is known for the request.
+        """
+        variables = dict(variables or {})
+        self.check_variables(question, variables)
+        _check_history(history)
+        if profile is None:
+            profile = self.profile(relative, context)
+        body = profile.to_request(question, api=api, history=history, strict=strict, **variables)
+        return mask_secrets(profile, body)
+
+    def typed(self, profile: DefaultProfile, texts: Mapping[str, str]) -> dict[str, Any]:
+        """Text values (a form's, an MCP client's) read by the type each declared input names.
+
+        Raises:
+            ServeError: a text is no value of its input's type (422).
+        """
+        from ..inputs import InputSpecError
+
+        values: dict[str, Any] = {}
+        for name, text in texts.items():
+            spec = profile.inputs.get(name)
+            if spec is None:
+                values[name] = text
+                continue
+            try:
+                values[name] = spec.from_text(text)
+            except InputSpecError as exc:
+                raise ServeError(f"input {name!r}: {exc.reason}", status=422) from None
+        return values
+
 
 def render_kind(
     profile: DefaultProfile, kind: str, question: str | None, variables: dict[str, Any], strict: bool
@@ -331,10 +423,36 @@ def render_kind(
     return profile.format_prompt(kind, strict=strict, **asked, **variables)
 
 
-def mask_secrets(profile: DefaultProfile, text: str) -> str:
-    """`text` with every secret value of `profile` masked, as `explain` masks it."""
+def mask_secrets(profile: DefaultProfile, found: Any) -> Any:
+    """`found` (a text, or messages and request bodies of them) with every secret value of
+    `profile` masked, as `explain` masks it."""
     secrets = [item.value for item in profile.resolved.values() if item.secret and item.value is not None]
-    return redact(text, secrets) if secrets else text
+    if not secrets:
+        return found
+    return _masked(found, secrets)
+
+
+def _masked(value: Any, secrets: list[Any]) -> Any:
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {key: _masked(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(item, secrets) for item in value]
+    return value
+
+
+#: Most chat turns a history may hold.
+MAX_HISTORY_TURNS = 500
+
+
+def _check_history(history: Any) -> None:
+    if history is None:
+        return
+    if not isinstance(history, list):
+        raise ServeError("history must be a list of chat turns ({role, content})", status=422)
+    if len(history) > MAX_HISTORY_TURNS:
+        raise ServeError(f"history holds {len(history)} turns; at most {MAX_HISTORY_TURNS}", status=422)
 
 
 def _no_persona(text: str) -> ServeError:
@@ -353,11 +471,14 @@ def _written(value: Any) -> str | None:
 
 
 def _text(value: Any) -> str:
+    """A value as a form field holds it: text as it is, anything else as JSON."""
     if value is None:
         return ""
-    if isinstance(value, (list, tuple)):
-        return ", ".join(str(item) for item in value)
-    return str(value)
+    if isinstance(value, str):
+        return value
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _check_size(what: str, value: Any, limit: int) -> None:

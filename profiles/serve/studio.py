@@ -10,6 +10,7 @@ same-origin check.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +33,18 @@ __all__ = ["error_page", "router"]
 router = APIRouter(include_in_schema=False)
 
 PAGES = Path(__file__).resolve().parent / "pages"
+
+#: The preview of the chat messages (the persona's `messages:` layout) rather than one prompt.
+MESSAGES_VIEW = "@messages"
+#: The preview of a request body; the API follows the prefix.
+REQUEST_VIEW = "@request:"
+#: What the preview can show besides one prompt kind, as the select names them.
+CHAT_VIEWS = (
+    (MESSAGES_VIEW, "chat messages"),
+    (REQUEST_VIEW + "openai-chat", "request: OpenAI Chat"),
+    (REQUEST_VIEW + "openai-responses", "request: OpenAI Responses"),
+    (REQUEST_VIEW + "anthropic", "request: Anthropic"),
+)
 
 #: Characters of a stored version shown in the history table before it is cut.
 _PREVIEW_CHARS = 160
@@ -146,7 +159,8 @@ def index(request: Request) -> HTMLResponse:
 def _inputs_from(request: Request, fields: list[InputField]) -> tuple[list[InputField], str | None, dict[str, Any]]:
     """The preview's inputs as the form sent them (else as the persona fills them)."""
     params = request.query_params
-    submitted = "kind" in params
+    # a form sends every field, empty ones too; a link (or the first visit) sends none of them
+    submitted = any(key == "question" or key.startswith("var.") for key in params)
     filled: list[InputField] = []
     question: str | None = None
     variables: dict[str, Any] = {}
@@ -190,7 +204,8 @@ def compare(
         context = RenderContext.of(deployment, language, model)
         try:
             profile = folder.profile(path, context)
-            fields, question, variables = _inputs_from(request, folder.inputs(path, profile, kind))
+            fields, question, texts = _inputs_from(request, folder.inputs(path, profile, kind))
+            variables = folder.typed(profile, texts)
             text = folder.render(path, kind, context, question=question, variables=variables, profile=profile)
             sides.append({"deployment": deployment, "text": text, "error": None, "inputs": fields})
         except (ProfilesError, Warning) as exc:
@@ -247,6 +262,8 @@ def persona(
         "rows": [],
         "explain_error": None,
         "compare_link": "",
+        "views": {},
+        "messages": None,
     }
     if not entry.ok:
         return page(request, "persona.html", **values)
@@ -262,13 +279,25 @@ def persona(
         values["rows"] = folder.explain(path, context)
     except (ProfilesError, Warning) as exc:
         values["explain_error"] = folder.clean(_message(exc))
-    if kind not in kinds:
+    views = dict(CHAT_VIEWS)
+    if kind not in kinds and kind not in views:
         values["render_error"] = f"{kind!r} is not a prompt kind of this persona; its kinds are {', '.join(kinds)}"
         return page(request, "persona.html", **values)
+    values["views"] = views
     try:
-        fields, question, variables = _inputs_from(request, folder.inputs(path, profile, kind))
+        layout_kinds = tuple(slot.kind for slot in profile.layout if slot.kind)
+        asked = folder.inputs(path, profile, layout_kinds if kind in views else kind)
+        fields, question, texts = _inputs_from(request, asked)
         values["inputs"] = fields
-        values["text"] = folder.render(path, kind, context, question=question, variables=variables, profile=profile)
+        variables = folder.typed(profile, texts)
+        if kind == MESSAGES_VIEW:
+            values["messages"] = folder.messages(path, context, question=question, variables=variables, profile=profile)
+        elif kind in views:
+            api = kind.removeprefix(REQUEST_VIEW)
+            body = folder.request(path, context, api=api, question=question, variables=variables, profile=profile)
+            values["text"] = json.dumps(body, ensure_ascii=False, indent=2)
+        else:
+            values["text"] = folder.render(path, kind, context, question=question, variables=variables, profile=profile)
     except (ProfilesError, Warning) as exc:
         values["render_error"] = folder.clean(_message(exc))
     others = [name for name in entry.deployments if name != deployment]

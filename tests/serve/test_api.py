@@ -240,3 +240,70 @@ def test_hostile_names_are_data_in_json(client):
     names = {item["path"]: item["name"] for item in listed["personas"]}
     assert names["hostile.yaml"] == HOSTILE
     assert client.get("/api/personas").headers["content-type"] == "application/json"
+
+
+def test_messages_follow_the_layout_with_history_in_its_slot(client):
+    body = {
+        "variables": {"ticket": "I was charged twice."},
+        "history": [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi, how can I help?"}],
+    }
+    answer = client.post("/api/personas/triage.yaml/messages", json=body)
+    assert answer.status_code == 200, answer.text
+    messages = answer.json()["messages"]
+    assert [message["role"] for message in messages] == ["system", "user", "assistant", "user"]
+    assert messages[0]["content"].startswith("You are Iris.") and "I was charged twice." in messages[-1]["content"]
+    anthropic = client.post("/api/personas/triage.yaml/messages", json={**body, "style": "anthropic"}).json()
+    assert anthropic["messages"]["system"].startswith("You are Iris.")
+    assert [turn["role"] for turn in anthropic["messages"]["messages"]] == ["user", "assistant", "user"]
+
+
+def test_requests_for_each_api(client):
+    variables = {"ticket": "Site down", "max_labels": 2}
+    chat = client.post("/api/personas/triage.yaml/request", json={"variables": variables}).json()["request"]
+    assert chat["model"] == "gpt-4o-mini" and chat["messages"][0]["role"] == "system"
+    assert "at most 2 labels" in chat["messages"][0]["content"]
+    assert chat["temperature"] == 0.2 and "response_format" in chat
+    prod = client.post("/api/personas/triage.yaml/request", json={"variables": variables, "deployment": "prod"})
+    assert prod.json()["request"]["temperature"] == 0
+    anthropic = client.post("/api/personas/triage.yaml/request", json={"variables": variables, "api": "anthropic"})
+    assert anthropic.json()["request"]["system"].startswith("You are Iris.")
+    responses = client.post(
+        "/api/personas/triage.yaml/request", json={"variables": variables, "api": "openai-responses"}
+    )
+    assert "input" in responses.json()["request"]
+    unknown = client.post("/api/personas/triage.yaml/request", json={"variables": variables, "api": "gopher"})
+    assert unknown.status_code == 422
+
+
+def test_declared_inputs_are_checked(client):
+    missing = client.post("/api/personas/triage.yaml/messages", json={})
+    assert (
+        missing.status_code == 422
+        and missing.json()["error"] == "InputError"
+        and "'ticket'" in missing.json()["message"]
+    )
+    wrong = client.post("/api/personas/triage.yaml/messages", json={"variables": {"ticket": "x", "max_labels": "lots"}})
+    assert wrong.status_code == 422 and "max_labels" in wrong.json()["message"]
+    enum = client.post("/api/personas/triage.yaml/messages", json={"variables": {"ticket": "x", "tier": "gold"}})
+    assert enum.status_code == 422 and "tier" in enum.json()["message"]
+    bad_history = client.post(
+        "/api/personas/triage.yaml/messages", json={"variables": {"ticket": "x"}, "history": [{"role": "wizard"}]}
+    )
+    assert bad_history.status_code == 422 and bad_history.json()["error"] == "HistoryError"
+    no_model = client.post("/api/personas/planner.yaml/request", json={"variables": {"agents": "a"}})
+    assert no_model.status_code == 422 and no_model.json()["error"] == "RequestError"
+
+
+def test_messages_and_requests_mask_secrets(client):
+    messages = client.post("/api/personas/secretive.yaml/messages", json={})
+    assert messages.status_code == 200 and messages.json()["messages"][0]["content"].startswith("You are ***.")
+    request = client.post("/api/personas/secretive.yaml/request", json={"model": "gpt-4o"})
+    assert request.status_code == 200 and SECRET_VALUE not in request.text and "You are ***." in request.text
+
+
+def test_a_persona_says_what_inputs_it_takes(client):
+    detail = client.get("/api/personas/triage.yaml").json()
+    assert detail["inputs"]["ticket"]["description"] == "The customer's message, as they wrote it."
+    assert detail["inputs_schema"]["required"] == ["ticket"]
+    assert detail["inputs"]["tier"]["enum"] == ["free", "pro", "enterprise"]
+    assert [slot for slot in detail["layout"]] == [{"kind": "system"}, {"history": True}, {"kind": "user"}]

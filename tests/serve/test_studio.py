@@ -212,3 +212,18 @@ def test_a_read_only_studio_offers_no_writes(start, sqlite_url):
         form = {"csrf": csrf, "name": "n", "label": "production", "version": "2", "token": TOKEN}
         refused = http.post("/store/label", data=form, headers={"Origin": live.base})
         assert refused.status_code == 403 and "read-only" in refused.text
+
+
+def test_the_preview_shows_chat_messages_and_requests(client):
+    page = client.get("/personas/triage.yaml?kind=%40messages")
+    assert page.status_code == 200 and 'id="messages"' in page.text
+    assert page.text.count('class="message role-') == 2 and "I was charged twice for March" in page.text
+    assert "The customer&#39;s message, as they wrote it." in page.text  # the input's description
+    typed = client.get(
+        "/personas/triage.yaml?kind=%40request%3Aopenai-chat&question=&var.ticket=Hi&var.max_labels=2&var.tier=pro"
+    )
+    assert "&#34;temperature&#34;: 0.2" in typed.text and "at most 2 labels" in typed.text
+    wrong = client.get(
+        "/personas/triage.yaml?kind=%40messages&question=&var.ticket=Hi&var.max_labels=lots&var.tier=pro"
+    )
+    assert 'id="render-error"' in wrong.text and "max_labels" in wrong.text
