@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,6 +69,9 @@ SCENARIOS = (
     Scenario("render-get-304", "render system, GET If-None-Match", "GET",
              "/api/personas/planner.yaml/prompts/system?var.agents=Searcher", status=304, conditional=True),
     Scenario("personas", "list personas", "GET", "/api/personas"),
+    Scenario("mcp-get", "MCP prompts/get (streamable HTTP)", "POST", "/mcp/",
+             {"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+              "params": {"name": "summarizer.system", "arguments": {}}}),
 )  # fmt: skip
 
 
@@ -139,7 +143,7 @@ def fill_store(base: str) -> None:
 
 def run(base: str, scenario: Scenario, concurrency: int, seconds: float, warmup: float, cap: int) -> Row:
     """Bounded load of one scenario: `concurrency` threads for `seconds` (at most `cap` requests)."""
-    headers = {}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
     if scenario.conditional:
         headers["If-None-Match"] = httpx.request(scenario.method, base + scenario.path, json=scenario.body).headers[
             "etag"
@@ -234,10 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="profiles-bench-serve-") as temp:
         folder = Path(temp) / "personas"
-        folder.mkdir()
-        for source in (REPO / "profile_configs").iterdir():
-            if source.is_file():
-                (folder / source.name).write_bytes(source.read_bytes())
+        shutil.copytree(REPO / "profile_configs", folder)
         process, base = start_server(folder, f"sqlite:///{Path(temp) / 'store.db'}")
         try:
             fill_store(base)

@@ -24,7 +24,7 @@ def test_a_short_run_reports_every_row_without_errors(tmp_path):
     assert "GET /api/health (floor)" in result.stdout and "p99 < 50 ms" in result.stdout
     report = json.loads(out.read_text(encoding="utf-8"))
     names = [row["name"] for row in report["rows"]]
-    assert names == ["floor", "store-get", "store-get-304", "render-post", "render-get-304", "personas"]
+    assert names == ["floor", "store-get", "store-get-304", "render-post", "render-get-304", "personas", "mcp-get"]
     for row in report["rows"]:
         assert row["requests"] > 0 and row["errors"] == {}, row
         assert row["p50_ms"] is not None and row["p99_ms"] >= row["p50_ms"]

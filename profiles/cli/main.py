@@ -20,7 +20,7 @@ from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, 
 from .personas import check, explain, render, schema, validate
 from .report import report
 from .review import diff
-from .serve import serve
+from .serve import mcp, serve
 from .store import store
 
 __all__ = ["cli", "main"]
@@ -43,10 +43,13 @@ def cli() -> None:
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
       profiles serve profile_configs/
+      profiles mcp profile_configs/
     """
 
 
-for _command in (render, validate, check, explain, diff, schema, chat_template, batch, generate, report, store, serve):
+for _command in (
+    render, validate, check, explain, diff, schema, chat_template, batch, generate, report, store, serve, mcp
+):
     cli.add_command(_command)
 
 

@@ -1,6 +1,6 @@
-"""`profiles serve`: the web studio and the HTTP API over a folder of personas and the prompt store.
+"""`profiles serve` (the web studio, the HTTP API and MCP over HTTP) and `profiles mcp` (MCP over stdio).
 
-It needs the `serve` extra; without it, it says how to install it, and nothing else is imported.
+Both need the `serve` extra; without it they say how to install it, and nothing else is imported.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 import click
 
 from ..errors import ServeError
+from .options import store_option, using_store
 
-__all__ = ["serve"]
+__all__ = ["mcp", "serve"]
 
 #: What the `serve` extra brings, by import name.
 _EXTRA_MODULES = ("fastapi", "uvicorn", "mcp", "fastapi_offline", "multipart")
@@ -86,8 +87,8 @@ def serve(
     store_cache: float,
     log_level: str,
 ) -> None:
-    """Serve the personas in FOLDER and the prompt store: the web studio at /, and the HTTP API
-    under /api (described at /docs and /openapi.json).
+    """Serve the personas in FOLDER and the prompt store: the web studio at /, the HTTP API under
+    /api (described at /docs and /openapi.json), and the personas' prompts over MCP at /mcp/.
 
     Every write needs the token in PROFILES_SERVE_TOKEN; when it is unset, a random one is made up
     and printed. Reads need none. Stop with Ctrl-C.
@@ -116,3 +117,37 @@ def serve(
         run(settings, announce=lambda line: click.echo(line, err=line.startswith("Warning")), log_level=log_level)
     except KeyboardInterrupt:  # Ctrl-C is how a server is stopped: not a failure
         click.echo("Stopped.", err=True)
+
+
+@click.command(name="mcp")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--deployment", "-d", help="The deployment the prompts are for. Default: $PROFILES_DEPLOYMENT.")
+@click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh-TW.")
+@click.option("--model", "-m", help="The model the prompts are for.")
+@store_option
+def mcp(path: Path, deployment: str | None, language: str | None, model: str | None, store_url: str | None) -> None:
+    """Serve the personas in PATH (a folder, or one persona file) as MCP prompts over stdio.
+
+    Each persona is a prompt (its chat messages), and so is each of its prompt kinds
+    (`summarizer.system`); arguments are the inputs the persona declares, with their
+    descriptions and whether they are required. A system prompt goes out as a user message
+    whose content `_meta` names its role ({"agent-profiles/role": "system"}). `profiles serve`
+    answers the same over HTTP at /mcp/.
+
+    \b
+    An MCP client's configuration, e.g.:
+      {"command": "profiles", "args": ["mcp", "/path/to/profile_configs"]}
+    """
+    _need_extra("mcp")
+    from ..serve.mcp_prompts import PromptCatalog, serve_stdio
+    from ..serve.personas import PersonaFolder, RenderContext
+
+    if path.is_file():
+        folder, only = path.parent, path.name
+    elif path.is_dir():
+        folder, only = path, None
+    else:
+        raise ServeError(f"{path} is not there; give a folder of persona files or one persona file")
+    catalog = PromptCatalog(PersonaFolder(folder), RenderContext.of(deployment, language, model), only=only)
+    with using_store(store_url):
+        serve_stdio(catalog)

@@ -1,7 +1,7 @@
 """`create_app(settings)`: the FastAPI application of one server, ready for uvicorn.
 
 It puts together the JSON API (`/api`, described at `/openapi.json`, browsable at `/docs`), the
-studio (`/`) and the static files, behind the `Guard` middleware, and
+studio (`/`), the MCP prompts (streamable HTTP at `/mcp/`) and the static files, behind the `Guard` middleware, and
 turns every error into an answer: a `ProfilesError` is a 4xx with its message (a 503 when the
 store's database fails); anything else is a 500 from `Guard` that names no detail, and the
 server keeps serving.
@@ -34,6 +34,7 @@ from ..errors import (
     TemplateNotFoundError,
 )
 from . import api, store_api, studio
+from .personas import RenderContext
 from .security import Guard
 from .settings import ServeSettings
 from .state import ServeState, state_of
@@ -62,13 +63,25 @@ def status_of(error: ProfilesError) -> int:
 
 
 def create_app(settings: ServeSettings) -> FastAPI:
-    """The application serving `settings.root` and its store; a new one per server start."""
+    """The application serving `settings.root` and its store; a new one per server start (the
+    MCP session manager runs once per application)."""
+    from .mcp_prompts import PromptCatalog, build_server
+
     state = ServeState.build(settings)
+    mcp_server = build_server(PromptCatalog(state.folder, RenderContext()))
+    mcp_app = mcp_server.streamable_http_app(
+        streamable_http_path="/",
+        stateless_http=True,  # any request may come alone; prompts need no session
+        json_response=True,
+        transport_security=_mcp_security(settings),
+        max_request_body_size=settings.max_body_bytes,
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            async with mcp_server.session_manager.run():  # a mounted app's own lifespan never runs
+                yield
         finally:
             state.store.close()
 
@@ -88,8 +101,26 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.include_router(api.router)
     app.include_router(store_api.router)
     app.include_router(studio.router)
+    app.mount("/mcp", mcp_app)
     _add_error_handlers(app)
     return app
+
+
+def _mcp_security(settings: ServeSettings) -> Any:
+    """The SDK's own Host and Origin checks, with the host names the server answers to."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if settings.any_host:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [f"[{host}]" if ":" in host else host for host in settings.allowed_hosts]
+    return TransportSecuritySettings(
+        allowed_hosts=[*hosts, *(f"{host}:*" for host in hosts)],
+        allowed_origins=[
+            origin
+            for host in hosts
+            for origin in (f"http://{host}", f"http://{host}:*", f"https://{host}", f"https://{host}:*")
+        ],
+    )
 
 
 def _docs_assets() -> Any:

@@ -196,13 +196,13 @@ class PersonaFolder:
         except ConfigError as exc:
             raise ConfigError([self._clean_issue(issue) for issue in exc.issues]) from None
 
-    def profile(self, relative: str, context: RenderContext) -> DefaultProfile:
-        """The persona created for `context`.
+    def profile(self, relative: str, context: RenderContext, *, config: ProfileConfig | None = None) -> DefaultProfile:
+        """The persona created for `context` (from `config` when the caller has read it already).
 
         Raises:
             ServeError: the persona's factory makes profiles the server cannot show.
         """
-        config = self.config(relative)
+        config = self.config(relative) if config is None else config
         profile = config.create_profile(language=context.language, model=context.model, deployment=context.deployment)
         if not isinstance(profile, DefaultProfile):
             raise ServeError(
@@ -226,14 +226,16 @@ class PersonaFolder:
         ordered = [kind for kind in PROMPT_KINDS if kind in kinds]
         return tuple(ordered + [kind for kind in kinds if kind not in ordered])
 
-    def inputs(self, relative: str, profile: DefaultProfile, kinds: str | tuple[str, ...]) -> list[InputField]:
+    def inputs(
+        self, relative: str, profile: DefaultProfile, kinds: str | tuple[str, ...], *, config: Any = None
+    ) -> list[InputField]:
         """What a preview of `kinds` (one prompt kind, or the kinds of the message layout) asks for.
 
         Declared inputs (`inputs:`) bring their description and whether they are required;
         values are filled from the persona's `samples:`, then `variables:`, then the input's
         default, then its first example.
         """
-        config = self.config(relative)
+        config = self.config(relative) if config is None else config
         kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
         declared: set[str] = set()
         for kind in kinds:

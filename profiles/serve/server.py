@@ -85,6 +85,7 @@ def start_lines(settings: ServeSettings, store: str) -> list[str]:
     lines = [
         f"agent-profiles studio for {settings.root.name}/ at {base}/",
         f"  API:    {base}/docs (OpenAPI at {base}/openapi.json)",
+        f"  MCP:    {base}/mcp/ (streamable HTTP; prompts need no token)",
         f"  store:  {store}",
     ]
     if settings.read_only:

@@ -70,7 +70,7 @@ def test_serve_prints_where_it_is_and_a_made_up_token(tmp_path):
     with running(str(CONFIGS), "--store", store) as (base, lines, process):
         text = "\n".join(lines)
         assert lines[0] == f"agent-profiles studio for profile_configs/ at {base}/"
-        assert f"{base}/docs" in text and "store.db" in text
+        assert f"{base}/docs" in text and f"{base}/mcp/" in text and "store.db" in text
         token = re.search(r"token for writes: (\S+)", text).group(1)
         assert len(token) >= 24 and f"{base}/login#token={token}" in text
         put = httpx.post(
