@@ -162,8 +162,8 @@ def test_forms_need_the_csrf_token_and_the_same_origin(studio):
     for case, (form, headers) in cases.items():
         answer = studio.post("/store/label", data=form, headers=headers)
         assert answer.status_code == 403, case
-    other = httpx.Client(base_url=studio.base_url)  # a browser without this one's CSRF cookie
-    assert other.post("/store/label", data={**base, "csrf": token}, headers={"Origin": own}).status_code == 403
+    with httpx.Client(base_url=studio.base_url) as other:  # a browser without this one's CSRF cookie
+        assert other.post("/store/label", data={**base, "csrf": token}, headers={"Origin": own}).status_code == 403
     assert (
         studio.get("/api/store/prompt", params={"name": "greet/<b>name</b>", "label": "production"}).json()["version"]
         == 1
