@@ -36,7 +36,8 @@ class Issue(BaseModel):
 
 class PersonaSummary(BaseModel):
     path: str = Field(description="The file, relative to the served folder")
-    ok: bool = Field(description="Whether the persona loads")
+    ok: bool = Field(description="Whether `profiles validate` passes it")
+    loads: bool = Field(description="Whether it loads (and so renders), problems or not")
     name: str | None
     role: str | None
     deployments: list[str]
@@ -263,7 +264,7 @@ def read_persona(
     entry = state.folder.entry(path)
     payload = entry.to_dict()
     payload.update(kinds=[], variables={}, samples={}, inputs={}, inputs_schema={}, layout=[])
-    if entry.ok:
+    if entry.loads:
         from ..inputs import inputs_schema
 
         config = state.folder.config(path)

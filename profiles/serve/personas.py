@@ -66,7 +66,8 @@ class RenderContext:
 
 @dataclass(frozen=True)
 class PersonaEntry:
-    """A persona file as the list shows it: whether it loads, and every problem when it does not."""
+    """A persona file as the list shows it: `ok` when `profiles validate` would pass it, else its
+    problems; `loads` when it loads all the same (a likely typo in a template), so it can render."""
 
     path: str
     ok: bool
@@ -74,11 +75,13 @@ class PersonaEntry:
     role: str | None = None
     deployments: tuple[str, ...] = ()
     issues: tuple[ConfigIssue, ...] = ()
+    loads: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "ok": self.ok,
+            "loads": self.loads,
             "name": self.name,
             "role": self.role,
             "deployments": list(self.deployments),
@@ -172,15 +175,22 @@ class PersonaFolder:
         try:
             config = load_profile(path)
         except ConfigError as exc:
-            return PersonaEntry(relative, False, issues=tuple(self._clean_issue(issue) for issue in exc.issues))
+            issues = tuple(self._clean_issue(issue) for issue in exc.issues)
+            return PersonaEntry(relative, False, issues=issues, loads=False)
         except ProfilesError as exc:
-            return PersonaEntry(relative, False, issues=(ConfigIssue(self.clean(exc.message), file=relative),))
+            return PersonaEntry(
+                relative, False, issues=(ConfigIssue(self.clean(exc.message), file=relative),), loads=False
+            )
+        from ..validate import validate_config
+
+        issues = tuple(self._clean_issue(issue) for issue in validate_config(config))
         return PersonaEntry(
             relative,
-            True,
+            not issues,
             _written(config.name),
             _written(config.role),
             tuple(config.deployments),
+            issues,
         )
 
     def config(self, relative: str) -> ProfileConfig:

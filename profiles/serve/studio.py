@@ -265,7 +265,7 @@ def persona(
         "views": {},
         "messages": None,
     }
-    if not entry.ok:
+    if not entry.loads:
         return page(request, "persona.html", **values)
     context = RenderContext.of(deployment, language, model)
     try:

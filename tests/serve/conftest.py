@@ -37,6 +37,7 @@ PERSONAS = {
     "broken.yaml": "name: Broken\nrole: Tester\ncolour: blue\ngoal:\n  - a\n",
     "secretive.yaml": "name: {key: SERVE_TEST_API_TOKEN, default: Nobody}\nrole: Keeper\nallow_secrets: [name]\n",
     "bounded.yaml": "name: Bounded\nrole: Tester\ntemplates:\n  user: {inline: \"{{ 'a' * 99999 * 99999 }}\"}\n",
+    "typo.yaml": "name: Typo\nrole: Tester\ngoal: 'Greet {{ nmae }} warmly.'\n",
 }
 
 

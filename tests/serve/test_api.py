@@ -307,3 +307,14 @@ def test_a_persona_says_what_inputs_it_takes(client):
     assert detail["inputs_schema"]["required"] == ["ticket"]
     assert detail["inputs"]["tier"]["enum"] == ["free", "pro", "enterprise"]
     assert [slot for slot in detail["layout"]] == [{"kind": "system"}, {"history": True}, {"kind": "user"}]
+
+
+def test_a_likely_typo_fails_validation_but_the_persona_still_renders(client):
+    """The list says what `profiles validate` says; a persona that loads can still be previewed."""
+    by_path = {item["path"]: item for item in client.get("/api/personas").json()["personas"]}
+    typo = by_path["typo.yaml"]
+    assert (typo["ok"], typo["loads"]) == (False, True)
+    assert any("did you mean 'name'" in issue["message"] for issue in typo["issues"])
+    given = client.post("/api/personas/typo.yaml/render", json={"kind": "system", "variables": {"nmae": "Ann"}})
+    assert given.status_code == 200 and "Greet Ann warmly." in given.json()["text"]
+    assert by_path["summarizer.yaml"]["ok"] and by_path["summarizer.yaml"]["loads"]

@@ -227,3 +227,9 @@ def test_the_preview_shows_chat_messages_and_requests(client):
         "/personas/triage.yaml?kind=%40messages&question=&var.ticket=Hi&var.max_labels=lots&var.tier=pro"
     )
     assert 'id="render-error"' in wrong.text and "max_labels" in wrong.text
+
+
+def test_a_persona_with_problems_shows_them_above_its_preview(client):
+    page = client.get("/personas/typo.yaml?kind=system&question=&var.nmae=Ann")
+    assert 'id="problems"' in page.text and "profiles validate finds problems." in page.text
+    assert 'id="prompt"' in page.text and "Greet Ann warmly." in page.text
