@@ -1,4 +1,4 @@
-"""The personas of one folder, as the API and the studio show them.
+"""The personas of one folder, as the API, the studio and the MCP prompts show them.
 
 Every path a request names is confined to the served folder: no absolute path, no `..`, no
 symlink that resolves outside, and only `*.yaml`/`*.yml` files. Files are read again at every

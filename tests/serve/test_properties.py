@@ -35,6 +35,7 @@ MEANT = {200, 304, 307, 400, 401, 403, 404, 405, 409, 413, 422}
 SLOW = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.filterwarnings("ignore::profiles.deployments.UnknownDeploymentWarning")  # random deployments
 @SLOW
 @given(persona=personas, body=bodies)
 def test_render_bodies_get_a_meant_status(live, persona, body):
