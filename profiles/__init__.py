@@ -22,6 +22,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  8  cli/                                   every click command; the only code that draws on a terminal
  7  interop/ adapters/                     other tools' files read into personas and written from them;
                                            personas handed to agent frameworks as their own objects
+ 7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
  6  loader explain validate check         persona files and folders, explain, validate, check,
     batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
     report                                 for review;
@@ -74,6 +75,7 @@ from .errors import (
     RowIssue,
     SchemaReplyError,
     SecretError,
+    ServeError,
     StoreError,
     StoreNotFoundError,
     TemplateNotFoundError,
@@ -191,6 +193,7 @@ __all__ = [
     "SamplingPlan",
     "SchemaReplyError",
     "SecretError",
+    "ServeError",
     "StaleStoreWarning",
     "StoreError",
     "StoreNotFoundError",

@@ -29,6 +29,7 @@ ProfilesError
   InteropError           a persona cannot cross to another tool's format or framework
     ExportError            a persona cannot be written in that format (which text, why, what to change)
     AdapterError           a framework is not installed, or refuses what the adapter was given
+  ServeError             the server cannot start as asked, or refuses a request (its HTTP status)
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -67,6 +68,7 @@ __all__ = [
     "RowIssue",
     "SchemaReplyError",
     "SecretError",
+    "ServeError",
     "StoreError",
     "StoreNotFoundError",
     "TemplateNotFoundError",
@@ -292,6 +294,17 @@ class AdapterError(InteropError):
 
     A missing framework names the extra to install, e.g. `pip install 'agent-profiles[langchain]'`.
     """
+class ServeError(ProfilesError):
+    """Raised when `profiles serve` cannot start as asked, or refuses a request.
+
+    `status` is the HTTP status the server answers with (400 when not given): 401 for a missing
+    token, 403 for a write to a read-only server, 404 for a persona that is not there, 413 for a
+    body over the limit.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "store": ("store", "store"),
     "import": ("interop", "import_"),
     "export": ("interop", "export"),
+    "serve": ("serve", "serve"),
+    "mcp": ("serve", "mcp"),
 }
 
 
@@ -71,6 +73,8 @@ def cli() -> None:
       profiles report personas.jsonl --plan plan.yaml
       profiles import crewai crew/config/agents.yaml --out personas/
       profiles export profile_configs/summarizer.yaml --to prompty
+      profiles serve profile_configs/
+      profiles mcp profile_configs/
     """
 
 
