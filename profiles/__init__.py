@@ -24,8 +24,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
                                            personas handed to agent frameworks as their own objects
  7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
  6  loader explain validate check         persona files and folders, explain, validate, check,
-    batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
-    report                                 for review;
+    batch batch_rows batch_ray             batch (here or on Ray; rows of one shape share a plan),
+    generate review report                 generate, prompt diffs and snapshots for review;
     factories/                             diversity reports; personas from datasets, an LLM, or several
  5  profile_config profile                 ProfileConfig (the model completed with create_profile);
                                            immutable profiles that render prompts

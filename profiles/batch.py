@@ -42,10 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .batch_rows import RowPlans
 from .errors import BatchError, OutputError, ProfilesError
 from .jsonlines import dumps_line
 
 if TYPE_CHECKING:
+    from .batch_rows import RowRead
     from .config import PersonaModel
     from .dynconfig import ConfigInfo
     from .factories.dataset import DatasetProfileFactory, RowIssue, RowResult
@@ -581,7 +583,7 @@ class _RowMaker:
     and issues; a bad row has issues and no payload) and the record, or its JSON line.
     """
 
-    def __init__(self, spec: _RowSpec, factory: DatasetProfileFactory | None = None) -> None:
+    def __init__(self, spec: _RowSpec, factory: DatasetProfileFactory | None = None, *, plans: bool = True) -> None:
         from .context import Context
         from .factories.dataset import DatasetProfileFactory
 
@@ -593,19 +595,49 @@ class _RowMaker:
         self.factory = factory
         self.run = factory.settings(Context(language=spec.language, model=spec.model, deployment=spec.deployment))
         self.writer = PersonaWriter(factory.base, language=spec.language, model=spec.model, roots=spec.roots)
+        # rows of one shape share a plan: made without a profile each (see profiles.batch_rows)
+        # (`plans=False` makes every row the general way, which the plans are tested against)
+        self.plans: RowPlans | None = None
+        if plans and RowPlans.applies(self.run.base):
+            self.plans = RowPlans(factory, self.run.base, spec.question, spec.render)
 
     def __call__(self, raw: Any) -> tuple[RowResult, Any]:
+        from .factories.dataset import RowResult
+
+        plans = self.plans
+        if plans is not None:
+            read = plans.read(raw)
+            if read is not None:
+                shape = plans.shape(read)
+                if shape:
+                    record = plans.record(shape, raw, read, self.writer)  # type: ignore[arg-type]
+                    if record is not None:
+                        kept = RowResult(raw.row, raw.line, read.profile_id, None)
+                        return kept, dumps_line(record) if self.spec.encode else record
+                elif shape is None:  # the shape's first row: made the general way, and learnt from
+                    return self._general(raw, read)
+        return self._general(raw)
+
+    def _general(self, raw: Any, read: RowRead | None = None) -> tuple[RowResult, Any]:
+        """The row made through its own profile; with `read`, its shape is learnt from that profile."""
         from .factories.dataset import RowResult
 
         result = self.factory.make(raw, run=self.run)
         kept = RowResult(result.row, result.line, result.profile_id, None, result.issues)
         if result.issues:
+            if read is not None and self.plans is not None:
+                self.plans.learn(raw, read, None, None, self.writer)
             return kept, None
         try:
             record = _record(result, self.spec, self.factory, self.writer)
         except _RowFailure as failure:
+            if read is not None and self.plans is not None:
+                self.plans.learn(raw, read, None, None, self.writer)
             return failure.result, None
-        return kept, dumps_line(record) if self.spec.encode else record
+        encoded = dumps_line(record) if self.spec.encode or read is not None else None
+        if read is not None and self.plans is not None:
+            self.plans.learn(raw, read, result.profile, encoded, self.writer)  # type: ignore[arg-type]
+        return kept, encoded if self.spec.encode else record
 
     def chunk(self, raws: list[Any]) -> list[tuple[RowResult, Any]]:
         return [self(raw) for raw in raws]

@@ -356,6 +356,34 @@ class DatasetProfileFactory(ProfileFactory):
     def make(self, raw: RawRow, fallbacks: Mapping[str, str] | None = None, *, run: _Run | None = None) -> RowResult:
         """Turn one read row into a profile, or into the issues that stop it; never raises for data."""
         run = run or self._settings()
+        cells = self.cells(raw)
+        if isinstance(cells, RowResult):
+            return cells
+        profile_id, values, variables, columns = cells
+
+        def issue(message: str, column: str | None = None, target: str | None = None) -> RowIssue:
+            return RowIssue(raw.row, message, self.label, raw.line, column, target)
+
+        try:
+            profile = self._build(profile_id, raw, values, variables, columns, fallbacks or {}, run)
+        except ConfigError as exc:
+            found = []
+            for config_issue in exc.issues:
+                target = str(config_issue.loc[0]) if config_issue.loc else config_issue.field
+                message = config_issue.message
+                if config_issue.code == "identity_missing":
+                    message = _missing(target, columns)
+                found.append(issue(message, columns.get(target), config_issue.field or target))
+            return RowResult(raw.row, raw.line, profile_id, None, tuple(found))
+        except ProfilesError as exc:
+            return RowResult(raw.row, raw.line, profile_id, None, (issue(exc.message),))
+        return RowResult(raw.row, raw.line, profile_id, profile, values=values, variables=variables)
+
+    def cells(self, raw: RawRow) -> RowResult | tuple[Any, dict[str, Any], dict[str, Any], dict[str, str | None]]:
+        """What the mapping reads from one row, before any profile is made of it: its id, the persona
+        fields it sets (shaped as `_shape` says), the variables it sets, and the column behind each
+        field (None for a template); or, for a row that cannot be read so far, its `RowResult` with
+        the issues. `make` starts from this, and so does a batch's row plan (`profiles.batch_rows`)."""
 
         def issue(message: str, column: str | None = None, target: str | None = None) -> RowIssue:
             return RowIssue(raw.row, message, self.label, raw.line, column, target)
@@ -390,20 +418,7 @@ class DatasetProfileFactory(ProfileFactory):
                 values[source.target] = value
         if issues:
             return RowResult(raw.row, raw.line, profile_id, None, tuple(issues))
-        try:
-            profile = self._build(profile_id, raw, values, variables, columns, fallbacks or {}, run)
-        except ConfigError as exc:
-            found = []
-            for config_issue in exc.issues:
-                target = str(config_issue.loc[0]) if config_issue.loc else config_issue.field
-                message = config_issue.message
-                if config_issue.code == "identity_missing":
-                    message = _missing(target, columns)
-                found.append(issue(message, columns.get(target), config_issue.field or target))
-            return RowResult(raw.row, raw.line, profile_id, None, tuple(found))
-        except ProfilesError as exc:
-            return RowResult(raw.row, raw.line, profile_id, None, (issue(exc.message),))
-        return RowResult(raw.row, raw.line, profile_id, profile, values=values, variables=variables)
+        return profile_id, values, variables, columns
 
     # -- internals -------------------------------------------------------------------------------
     def _fail(self, issues: Iterable[RowIssue]) -> None:
