@@ -280,20 +280,25 @@ class PersonaWriter:
 
     def data(self, result: RowResult) -> dict[str, Any]:
         """The row's persona as file data (see `row_persona_data`); a new mapping, the base's values shared."""
+        return self.data_of(result.values, result.variables)
+
+    def data_of(self, values: Mapping[str, Any], row_variables: Mapping[str, Any]) -> dict[str, Any]:
+        """`data` of a row that set these fields and variables."""
         data = dict(self._base)
-        for name, value in result.values.items():
+        for name, value in values.items():
             data[name] = _literal(value)
-        if result.variables:
-            data["variables"] = {**data.get("variables", {}), **result.variables}
+        if row_variables:
+            data["variables"] = {**data.get("variables", {}), **row_variables}
         given = self._given
-        data.update(given)
+        if given:
+            data.update(given)
         if self._overlays is not None:
-            won = {*result.values, *given}
+            won = {*values, *given}
             deployments = {}
             for deployment, fields in self._overlays.items():
                 entry = {name: value for name, value in fields.items() if name not in won}
                 variables = {
-                    key: value for key, value in entry.get("variables", {}).items() if key not in result.variables
+                    key: value for key, value in entry.get("variables", {}).items() if key not in row_variables
                 }
                 if variables:
                     entry["variables"] = variables
@@ -420,6 +425,8 @@ _ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
 
 def _literal(value: Any) -> Any:
     """A dataset cell as persona file data that renders as the cell: braces kept with `{% raw %}`."""
+    if type(value) is str and "{" not in value:  # most cells: nothing to keep literal (see has_template_syntax)
+        return value
     from .rendering.renderer import has_template_syntax
 
     if isinstance(value, (list, tuple)):
@@ -602,8 +609,6 @@ class _RowMaker:
             self.plans = RowPlans(factory, self.run.base, spec.question, spec.render)
 
     def __call__(self, raw: Any) -> tuple[RowResult, Any]:
-        from .factories.dataset import RowResult
-
         plans = self.plans
         if plans is not None:
             read = plans.read(raw)
@@ -612,7 +617,7 @@ class _RowMaker:
                 if shape:
                     record = plans.record(shape, raw, read, self.writer)  # type: ignore[arg-type]
                     if record is not None:
-                        kept = RowResult(raw.row, raw.line, read.profile_id, None)
+                        kept = plans.row_result(raw.row, raw.line, read.profile_id, None)
                         return kept, dumps_line(record) if self.spec.encode else record
                 elif shape is None:  # the shape's first row: made the general way, and learnt from
                     return self._general(raw, read)

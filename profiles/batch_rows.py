@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .factories._rows import RawRow
-    from .factories.dataset import DatasetProfileFactory, RowResult
+    from .factories.dataset import DatasetProfileFactory
     from .profile import DefaultProfile
     from .rendering.renderer import CompiledTemplate, Renderer
 
@@ -179,10 +179,14 @@ class RowPlans:
     """
 
     def __init__(self, factory: DatasetProfileFactory, base: Any, question: str | None, render: bool) -> None:
-        from .factories.dataset import _checked
+        from . import tracing
+        from .factories.dataset import RowResult, _checked
 
         self._factory = factory
         self._checked = _checked
+        self._recording = tracing.recording
+        #: `RowResult`, looked up once: every row makes one
+        self.row_result = RowResult
         self._question = question
         self._render = render
         self._shapes: dict[tuple[Any, ...], Any] = {}
@@ -205,15 +209,12 @@ class RowPlans:
     def read(self, raw: RawRow) -> RowRead | None:
         """The row's cells and shape; None when the row goes the general way (it cannot be read,
         its values are not plain text, or traces are being recorded)."""
-        from . import tracing
-        from .factories.dataset import RowResult
-
         cells = self._factory.cells(raw)
-        if isinstance(cells, RowResult):
+        if type(cells) is not tuple:  # the row's issues
             return None
         profile_id, values, variables, columns = cells
         checked = self._checked(values)
-        if checked is None or tracing.recording():
+        if checked is None or self._recording():
             return None
         return RowRead(profile_id, values, variables, columns, checked)
 
@@ -233,21 +234,17 @@ class RowPlans:
         return record
 
     def _record(self, shape: _Shape, raw: RawRow, read: RowRead, writer: Any) -> dict[str, Any] | None:
-        result = self.result(raw, read)
-        record: dict[str, Any] = {"id": read.profile_id, "row": raw.row, "persona": writer.data(result)}
+        record: dict[str, Any] = {
+            "id": read.profile_id,
+            "row": raw.row,
+            "persona": writer.data_of(read.values, read.variables),
+        }
         if self._render:
             try:
                 record["prompts"] = shape.prompts(read)
             except Exception:  # every failure is reported by the general way, in its words
                 return None
         return record
-
-    @staticmethod
-    def result(raw: RawRow, read: RowRead) -> RowResult:
-        """The row's result as the persona writer reads it: the values and variables it set."""
-        from .factories.dataset import RowResult
-
-        return RowResult(raw.row, raw.line, read.profile_id, None, values=read.values, variables=read.variables)
 
     def learn(
         self, raw: RawRow, read: RowRead, profile: DefaultProfile | None, encoded: bytes | None, writer: Any
