@@ -639,7 +639,14 @@ class _RowMaker:
             if read is not None and self.plans is not None:
                 self.plans.learn(raw, read, None, None, self.writer)
             return failure.result, None
-        encoded = dumps_line(record) if self.spec.encode or read is not None else None
+        encoded: bytes | None = None
+        if self.spec.encode:
+            encoded = dumps_line(record)
+        elif read is not None:
+            try:  # only to compare with the plan's record: a file output may hold what JSON cannot
+                encoded = dumps_line(record)
+            except ValueError:  # a lone surrogate (UnicodeEncodeError) or a record that refers to itself
+                encoded = None
         if read is not None and self.plans is not None:
             self.plans.learn(raw, read, result.profile, encoded, self.writer)  # type: ignore[arg-type]
         return kept, encoded if self.spec.encode else record

@@ -193,3 +193,15 @@ def _csv_rows(path: Path) -> list[dict[str, str]]:
         return [
             {"id": row["customer_id"], "name": row["contact_name"], "rules": "", **row} for row in csv.DictReader(file)
         ]
+
+
+def test_a_cell_json_cannot_hold_goes_to_a_folder_as_without_plans():
+    """A lone surrogate (possible in JSON lines input) cannot be encoded; a folder output takes the
+    record itself, and learning a shape from such a row must not fail the row."""
+    rows = [{"id": f"c-{n}", "name": "N\ud800" if n == 1 else f"N{n}", "company": "X", "segment": "SMB",
+             "language": "en", "model": "", "rules": "", "plan": "", "notes": ""} for n in range(1, 4)]  # fmt: skip
+    planned, maker = _outcomes(rows, BASES[0], plans=True, encode=False)
+    general, _ = _outcomes(rows, BASES[0], plans=False, encode=False)
+    assert planned == general
+    assert planned[0][1]["persona"]["name"] == "N\ud800"
+    assert maker.plans.made == 1  # the second row was learnt from, the third made by its plan

@@ -403,11 +403,15 @@ class DatasetProfileFactory(ProfileFactory):
         columns: dict[str, str | None] = {}
         issues: list[RowIssue] = []
         for source in self._sources if self._sources is not None else self._identity(data):
-            try:
-                value = self._value(source, data, raw.row)
-            except _RowProblem as exc:
-                issues.append(issue(str(exc), source.column, source.target))
-                continue
+            column = source.column
+            if column is not None and type(value := data.get(column, _ABSENT)) is str:
+                value = value.strip() or None  # a text cell, as `_value` reads it, without the call
+            else:
+                try:
+                    value = self._value(source, data, raw.row)
+                except _RowProblem as exc:
+                    issues.append(issue(str(exc), source.column, source.target))
+                    continue
             if source.target.startswith(VARIABLE_PREFIX):
                 if value is not None:
                     variables[source.target[len(VARIABLE_PREFIX) :]] = value
@@ -613,6 +617,10 @@ class ProfileStream(Iterator["Profile"]):
 
     def __next__(self) -> Profile:
         return next(self._profiles)
+
+
+#: A cell the row does not have, told apart from a cell holding None.
+_ABSENT = object()
 
 
 class _RowProblem(Exception):
