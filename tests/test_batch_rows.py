@@ -66,18 +66,22 @@ _cell = st.one_of(
     st.sampled_from(["Ann", "Bo {{ x }}", "{% raw %}", "line one\nline two", "  padded  ", "é 中文", "{# c #}"]),
     st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=12),
 )
+#: Cells as JSON lines or Python rows may hold them: numbers, lists, nothing.
+_value = st.one_of(
+    _cell, st.none(), st.integers(-5, 5), st.floats(allow_nan=False, width=16), st.lists(_cell, max_size=3)
+)
 _rows = st.lists(
     st.fixed_dictionaries(
         {
             "id": st.integers(1, 5).map(lambda n: f"c-{n}"),
-            "name": _cell,
+            "name": _value,
             "company": _cell,
             "segment": st.sampled_from(["SMB", "Enterprise", "{{ oops }}"]),
             "language": st.sampled_from(["en", "zh", "", "fr"]),
             "model": st.sampled_from(["", "gpt-4o", "claude-3-5-sonnet", "granite-3.1-8b"]),
-            "rules": _cell,
-            "plan": st.sampled_from(["premium", "", "trial"]),
-            "notes": _cell,
+            "rules": _value,
+            "plan": st.sampled_from(["premium", "", "trial", 3]),
+            "notes": _value,
         }
     ),
     min_size=1,
@@ -92,7 +96,7 @@ def _outcomes(rows, base, *, plans, render=True, question=QUESTION, encode=True,
     return [maker(raw) for raw in factory.iter_raw()], maker
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_rows, st.sampled_from(range(len(BASES))), st.booleans(), st.sampled_from([None, "zh"]))
 def test_planned_rows_equal_the_general_way(rows, base, render, language):
     """Every row's outcome, its JSON line or its issues, is the general way's, whatever its cells."""
@@ -205,3 +209,29 @@ def test_a_cell_json_cannot_hold_goes_to_a_folder_as_without_plans():
     assert planned == general
     assert planned[0][1]["persona"]["name"] == "N\ud800"
     assert maker.plans.made == 1  # the second row was learnt from, the third made by its plan
+
+
+_text = st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), min_size=1, max_size=30).filter(
+    lambda text: text.strip() != ""
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(_text, _text, _text, _text, _text), min_size=2, max_size=8),
+    st.sampled_from(range(len(BASES))),
+    st.sampled_from(["en", "zh"]),
+    st.sampled_from(["", "gpt-4o", "granite-3.1-8b"]),
+)
+def test_rows_of_one_shape_all_come_from_its_plan(cells, base, language, model):
+    """Rows that set the same fields (any text in them, braces included) share one plan and equal the general way."""
+    rows = [
+        {"id": f"c-{n}", "name": name, "company": company, "segment": "SMB", "language": language, "model": model,
+         "rules": rules, "plan": plan, "notes": notes}
+        for n, (name, company, rules, plan, notes) in enumerate(cells, start=1)
+    ]  # fmt: skip
+    planned, maker = _outcomes(rows, BASES[base], plans=True)
+    general, _ = _outcomes(rows, BASES[base], plans=False)
+    assert planned == general
+    assert all(payload is not None for _result, payload in general)
+    assert len(maker.plans._shapes) == 1 and maker.plans.made == len(rows) - 1
