@@ -37,7 +37,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
                                            and LSH over texts; none knows what a persona is
     requests                               request bodies for each API from messages, tools, settings
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format,
+    tools resources react lookalikes       tool specs, resources and the ReAct format, other tools' files,
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes,
