@@ -279,8 +279,9 @@ def test_prompty_v1_base_chain_loops_and_escapes_are_errors(tmp_path):
 @pytest.mark.parametrize(
     ("version", "model"),
     [
-        ("v1", "model:\n  api: chat\n  configuration:\n    type: openai\n    name: gpt-4o\n    api_key: sk-LITERAL-1234\n"),
-        ("v2", "model:\n  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: https://example.invalid\n"
+        ("v1", "model:\n  api: chat\n  configuration:\n    type: openai\n    name: gpt-4o\n"
+               "    api_key: sk-LITERAL-1234\n"),
+        ("v2", "model:\n  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: http://127.0.0.1:9/v1\n"
                "    apiKey: sk-LITERAL-1234\n    nested:\n      - token: sk-LITERAL-1234\n"),
     ],
 )
