@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import TemplateNotFound as _JinjaNotFound
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template
+from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.ext import Extension
 
 from ..errors import RenderError, TemplateNotFoundError
@@ -435,7 +436,21 @@ def _render_error(exc: BaseException, compiled: CompiledTemplate) -> RenderError
         name, where = compiled.name, compiled.label + at
     else:
         where = f"template {name!r}{at} (from {compiled.label})"
-    return RenderError(f"{where}: {_describe(exc)}", template=name, line=line, limit=getattr(exc, "bound", None))
+    limit = getattr(exc, "bound", None)
+    return RenderError(f"{where}: {_describe(exc)}; {_remedy(exc, limit)}", template=name, line=line, limit=limit)
+
+
+def _remedy(exc: BaseException, limit: str | None) -> str:
+    """How to fix a render that failed: each kind of failure has its own way out."""
+    if limit is not None:
+        return "make the template do less work: the bound keeps one render from taking the machine"
+    if isinstance(exc, SecurityError):
+        return "the sandbox refuses this; use the value itself rather than its Python internals"
+    if isinstance(exc, TemplateSyntaxError):
+        return "fix the syntax at that line"
+    if isinstance(exc, UndefinedError):
+        return "pass the missing value, or test it with `is defined` in the template"
+    return "fix the expression at that line, or the values it is given"
 
 
 def _template_line(exc: BaseException) -> tuple[str | None, int | None]:
@@ -481,7 +496,7 @@ def _parser() -> Any:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
+    text = str(exc).rstrip(". ") or type(exc).__name__
     if len(text) > 300:
         text = text[:300] + "…"
     return f"{type(exc).__name__}: {text}"
