@@ -17,7 +17,9 @@ known to agree.
 
 * Only for a literal base persona (nothing looked up per profile: no dynamic field or variable,
   no store template), without declared `inputs:`, secrets, required resources or an application
-  recording traces; any other batch makes every row the general way.
+  recording traces, or for no base at all; any other batch makes every row the general way.
+  Without a base, a row whose variable is a mapping goes the general way, since the persona
+  model reads one holding `key` as a dynamic entry.
 * A shape is used only once its first row, made both ways, gave the same bytes; a shape whose
   first row failed, or differed, sends its rows the general way.
 * A row whose cells cannot be read, whose values are not plain text (the persona model then
@@ -200,7 +202,7 @@ class RowPlans:
         from .resolve import is_literal
 
         if base is None:
-            return False  # each row is the whole persona: the persona model checks it
+            return True  # each row is the whole persona, all of it the row's cells: literal
         try:
             return bool(is_literal(base) and not base.inputs and not base.requires_resources and not base.allow_secrets)
         except Exception:  # a persona this module does not know how to read: the general way
@@ -216,6 +218,8 @@ class RowPlans:
         checked = self._checked(values)
         if checked is None or self._recording():
             return None
+        if self._base is None and variables and any(isinstance(value, Mapping) for value in variables.values()):
+            return None  # without a base the persona model reads `{key: …}` as a dynamic variable
         return RowRead(profile_id, values, variables, columns, checked)
 
     def shape(self, read: RowRead) -> _Shape | bool | None:

@@ -235,3 +235,56 @@ def test_rows_of_one_shape_all_come_from_its_plan(cells, base, language, model):
     assert planned == general
     assert all(payload is not None for _result, payload in general)
     assert len(maker.plans._shapes) == 1 and maker.plans.made == len(rows) - 1
+
+
+_NO_BASE_MAPPING = {**MAPPING, "role": "role"}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "id": st.integers(1, 4).map(lambda n: f"c-{n}"),
+                "name": _value,
+                "role": st.sampled_from(["Guide", "", "Helper {{ x }}"]),
+                "company": _cell,
+                "segment": st.sampled_from(["SMB", "Enterprise"]),
+                "language": st.sampled_from(["en", "zh", ""]),
+                "model": st.sampled_from(["", "gpt-4o"]),
+                "rules": _value,
+                "plan": st.one_of(st.sampled_from(["premium", ""]), st.just({"key": "HOME"})),
+                "notes": _value,
+            }
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    st.booleans(),
+)
+def test_rows_without_a_base_equal_the_general_way(rows, render):
+    """Without a base persona each row is the whole persona; its plan gives the general way's outcome,
+    and a variable cell shaped like a dynamic entry (`{key: …}`) is left to the persona model."""
+
+    def outcomes(plans):
+        factory = DatasetProfileFactory(rows, _NO_BASE_MAPPING, id_column="id", on_error="skip")
+        spec = _RowSpec(None, None, None, None, render, QUESTION, None, None, None, None, encode=True)
+        maker = _RowMaker(spec, factory, plans=plans)
+        return [maker(raw) for raw in factory.iter_raw()], maker
+
+    planned, maker = outcomes(True)
+    assert maker.plans is not None
+    assert planned == outcomes(False)[0]
+    assert all(shape is not _GENERAL for shape in maker.plans._shapes.values())
+
+
+def test_rows_without_a_base_are_planned():
+    rows = [{"id": f"c-{n}", "name": f"N{n}", "role": "Guide", "company": "X", "segment": "SMB", "language": "en",
+             "model": "", "rules": "a\nb", "plan": "p", "notes": f"n{n}"} for n in range(1, 6)]  # fmt: skip
+    factory = DatasetProfileFactory(rows, _NO_BASE_MAPPING, id_column="id")
+    maker = _RowMaker(_RowSpec(None, None, None, None, True, QUESTION, None, None, None, None, encode=True), factory)
+    general = _RowMaker(_RowSpec(None, None, None, None, True, QUESTION, None, None, None, None, encode=True), factory,
+                        plans=False)  # fmt: skip
+    raws = list(factory.iter_raw())
+    assert [maker(raw) for raw in raws] == [general(raw) for raw in raws]
+    assert maker.plans.made == 4
