@@ -10,6 +10,7 @@ written on, for provenance and error messages.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -361,11 +362,17 @@ def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
 def read_text(path: Path) -> str:
     """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8."""
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        size, mode = status.st_size, status.st_mode
     except FileNotFoundError:
         raise ConfigError(ConfigIssue("file not found; check the path", file=str(path))) from None
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(
+            ConfigIssue("this is a folder; name one persona file in it (`profiles validate` and `profiles check` "
+                        "take folders)", file=str(path))
+        )
     if size > MAX_FILE_BYTES:
         raise ConfigError(
             ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a persona", file=str(path))
