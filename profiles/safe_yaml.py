@@ -322,6 +322,8 @@ def describe_yaml_error(exc: yaml.MarkedYAMLError) -> tuple[str, int | None, int
             what, fix = unclosed
             return f"{what} is not closed (noticed at {at}: {problem}); {fix}", opened.line + 1, opened.column + 1
         problem = f"{problem} ({exc.context} from line {opened.line + 1})"
+    if isinstance(exc, yaml.constructor.ConstructorError) and "constructor for the tag" in problem:
+        problem += "; a tag that builds an object is never loaded here: remove the tag and write the value plainly"
     mark = noticed or opened
     return problem, (mark.line + 1 if mark else None), (mark.column + 1 if mark else None)
 
