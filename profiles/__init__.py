@@ -38,7 +38,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes,
-    jsonlines fanout                       one byte form for JSON lines, work fanned out to processes
+    jsonlines fanout                       one byte form for JSON lines, work fanned out to processes,
+    environ                                environment variables read fresh and cheaply
 ```
 """
 

@@ -18,6 +18,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..context import Context, Resolved
+from ..environ import getenv
 from ..errors import ResolutionError
 from ..secrets import looks_like_credential
 from .base import ConfigProvider
@@ -111,7 +112,7 @@ def dotenv_layers(context: Context) -> list[DotEnvFile]:
 
 
 def _allowed_patterns() -> list[str] | None:
-    raw = os.environ.get(ALLOW_VARIABLE)
+    raw = getenv(ALLOW_VARIABLE)
     if raw is None or not raw.strip():
         return None
     return [pattern.strip() for pattern in raw.split(",") if pattern.strip()]
@@ -149,7 +150,7 @@ class EnvProvider(ConfigProvider):
             raise ResolutionError(f"env key {key!r} {why}; an environment variable's name is letters, digits and '_'")
         patterns = _allowed_patterns()
         _check_allowed(key, patterns)
-        value = os.environ.get(key)
+        value = getenv(key)
         if value not in (None, ""):
             return Resolved(value, f"env:{key}", looks_like_credential(key))
         found = expand(key, dotenv_layers(context), check=lambda ref, where: _check_allowed(ref, patterns, where))
