@@ -19,7 +19,10 @@ Layers, top to bottom. A module imports only from its own layer or below, and no
 each other in a circle, not even inside functions (tests/test_architecture.py checks both):
 
 ```
- 7  cli/                                   every click command; the only code that draws on a terminal
+ 8  cli/                                   every click command; the only code that draws on a terminal
+ 7  interop/ adapters/                     other tools' files read into personas and written from them;
+                                           personas handed to agent frameworks as their own objects
+ 7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
  6  loader explain validate check         persona files and folders, explain, validate, check,
     batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
     report                                 for review;
@@ -49,13 +52,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AdapterError,
     BatchError,
     ConfigError,
     ConfigIssue,
     DatasetRowError,
+    ExportError,
     FactoryError,
     HistoryError,
     InputError,
+    InteropError,
     LabelConflictError,
     OutputError,
     ProfilesError,
@@ -70,6 +76,7 @@ from .errors import (
     RowIssue,
     SchemaReplyError,
     SecretError,
+    ServeError,
     StoreError,
     StoreNotFoundError,
     TemplateNotFoundError,
@@ -135,6 +142,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AdapterError",
     "BatchError",
     "ChatTemplate",
     "CheckReport",
@@ -153,11 +161,13 @@ __all__ = [
     "EmbeddingClient",
     "EnvProvider",
     "ExplainRow",
+    "ExportError",
     "FactoryError",
     "FieldMapping",
     "HistoryError",
     "InputError",
     "InputSpec",
+    "InteropError",
     "JinjaAdditions",
     "LLMProfileFactory",
     "LabelConflictError",
@@ -184,6 +194,7 @@ __all__ = [
     "SamplingPlan",
     "SchemaReplyError",
     "SecretError",
+    "ServeError",
     "StaleStoreWarning",
     "StoreError",
     "StoreNotFoundError",

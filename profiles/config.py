@@ -303,7 +303,8 @@ class PersonaModel(_PersonaFields):
             "Free-form data kept with the persona and written out unchanged, never rendered into a prompt: "
             "text keys, JSON values (text, numbers, true/false, null, lists, mappings), at most "
             "64,000 characters as JSON and 8 levels deep. `profiles generate --plan` keeps the attributes "
-            "drawn for the persona under `metadata.plan`."
+            "drawn for the persona under `metadata.plan`; `profiles import` keeps another tool's fields that "
+            "have no persona equivalent under `metadata.<format>`, and adapters pass it on."
         ),
     )
     factory: Any = Field(

@@ -26,6 +26,10 @@ ProfilesError
     ReactParseError        a ReAct reply is neither a readable action nor an answer
     SchemaReplyError       a reply is not JSON that the persona's output_schema accepts
   OutputError            output could not be written (the file or standard output, and why)
+  InteropError           a persona cannot cross to another tool's format or framework
+    ExportError            a persona cannot be written in that format (which text, why, what to change)
+    AdapterError           a framework is not installed, or refuses what the adapter was given
+  ServeError             the server cannot start as asked, or refuses a request (its HTTP status)
 ```
 
 Messages say what went wrong, where, and how to fix it. They never carry a secret's value.
@@ -40,13 +44,16 @@ from dataclasses import field as _field
 from typing import Any
 
 __all__ = [
+    "AdapterError",
     "BatchError",
     "ConfigError",
     "ConfigIssue",
     "DatasetRowError",
+    "ExportError",
     "FactoryError",
     "HistoryError",
     "InputError",
+    "InteropError",
     "LabelConflictError",
     "OutputError",
     "ProfilesError",
@@ -61,6 +68,7 @@ __all__ = [
     "RowIssue",
     "SchemaReplyError",
     "SecretError",
+    "ServeError",
     "StoreError",
     "StoreNotFoundError",
     "TemplateNotFoundError",
@@ -267,6 +275,36 @@ class SchemaReplyError(ReplyError, ValueError):
         self.problems = list(problems or [])
         self.value = value
         super().__init__(message)
+
+
+class InteropError(ProfilesError):
+    """Raised when a persona cannot be carried to another tool's file format or framework."""
+
+
+class ExportError(InteropError):
+    """Raised when a persona cannot be written in another tool's format.
+
+    For example: a literal `{name}` in a text for CrewAI or ADK, which have no way to escape it,
+    or a placeholder used in a Jinja filter that the other format cannot evaluate.
+    """
+
+
+class AdapterError(InteropError):
+    """Raised when an adapter's framework is not installed, or refuses what it was given.
+
+    A missing framework names the extra to install, e.g. `pip install 'agent-profiles[langchain]'`.
+    """
+class ServeError(ProfilesError):
+    """Raised when `profiles serve` cannot start as asked, or refuses a request.
+
+    `status` is the HTTP status the server answers with (400 when not given): 401 for a missing
+    token, 403 for a write to a read-only server, 404 for a persona that is not there, 413 for a
+    body over the limit.
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,28 @@ from click.testing import CliRunner
 REPO = Path(__file__).resolve().parent.parent
 CONFIGS = REPO / "profile_configs"
 
+#: The switches that keep the agent frameworks the adapters drive from phoning home (the OpenAI
+#: Agents SDK exports traces to api.openai.com, CrewAI sends telemetry, LangSmith traces), set
+#: before any test imports one. Tests reach only 127.0.0.1; tests/network.py refuses the rest.
+#: (OTEL_SDK_DISABLED would also silence CrewAI's exporter, but the tracing tests need the SDK;
+#: the CrewAI tests set it for their own run.)
+QUIET_FRAMEWORKS = {
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    "LANGCHAIN_TRACING_V2": "false",
+    "LANGSMITH_TRACING": "false",
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "CREWAI_DISABLE_TRACKING": "true",
+    "CREWAI_TRACING_ENABLED": "false",
+    "CREWAI_DISABLE_VERSION_CHECK": "true",
+    "HF_HUB_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+    "DO_NOT_TRACK": "1",
+}
+os.environ.update(QUIET_FRAMEWORKS)
+for _proxy in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    os.environ.pop(_proxy, None)
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+
 
 @pytest.fixture
 def runner() -> CliRunner:

@@ -20,7 +20,8 @@ and answers each request with the next scripted item, in the shape of the API as
 - a callable taking the request body and returning one of the above, to answer by content.
 
 The replies validate against the clients' own response models (``_strict_response_validation``).
-A streaming request is refused with a 400: this server does not stream.
+A Chat Completions request with ``stream: true`` gets the same reply as Server-Sent Events
+(content in two chunks, usage when ``stream_options.include_usage``); other APIs do not stream.
 
 ``ChatServer(default=item)`` answers with `item` once the script is used up (a callable that
 writes personas, say), and ``max_requests`` raises the bound for long runs.
@@ -243,9 +244,11 @@ class ChatServer:
                 if path in EMBEDDING_PATHS:
                     self._embeddings(body)
                     return
-                if not isinstance(body, dict) or body.get("stream"):
+                if not isinstance(body, dict) or (body.get("stream") and api != "openai-chat"):
                     self._send(400, _error(api, "expected a JSON object for a non-streaming request"))
                     return
+                self._stream = bool(body.get("stream"))
+                self._usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 self._api = api
                 with server._lock:
                     server.paths.append(path)
@@ -336,6 +339,9 @@ class ChatServer:
                 )
 
             def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                if code == 200 and getattr(self, "_stream", False) and isinstance(payload, dict):
+                    self._send_events(payload, headers)
+                    return
                 data = (payload if isinstance(payload, str) else json.dumps(payload)).encode("utf-8")
                 self._leave()
                 self.send_response(code)
@@ -346,7 +352,48 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_events(self, completion: dict[str, Any], headers: dict[str, str] | None) -> None:
+                """A chat completion as Server-Sent Events, the way the API streams one."""
+                self._leave()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for chunk in _chunks(completion, self._usage):
+                    self.wfile.write(b"data: " + json.dumps(chunk).encode("utf-8") + b"\n\n")
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.close_connection = True
+
         return Handler
+
+
+def _chunks(completion: dict[str, Any], usage: bool) -> list[dict[str, Any]]:
+    """The `chat.completion.chunk`s a streamed reply arrives in: role, the content in two parts, the end."""
+    base = {key: completion[key] for key in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    chunks = []
+    for choice in completion.get("choices") or []:
+        message = choice.get("message") or {}
+        index = choice.get("index", 0)
+        chunks.append({**base, "choices": [{"index": index, "delta": {"role": "assistant", "content": ""},
+                                            "finish_reason": None}]})
+        content = message.get("content") or ""
+        middle = len(content) // 2
+        for part in (content[:middle], content[middle:]):
+            if part:
+                chunks.append({**base, "choices": [{"index": index, "delta": {"content": part},
+                                                    "finish_reason": None}]})
+        for number, call in enumerate(message.get("tool_calls") or []):
+            delta = {"tool_calls": [{"index": number, "id": call["id"], "type": "function",
+                                     "function": call["function"]}]}
+            chunks.append({**base, "choices": [{"index": index, "delta": delta, "finish_reason": None}]})
+        end = {"index": index, "delta": {}, "finish_reason": choice.get("finish_reason")}
+        chunks.append({**base, "choices": [end]})
+    if usage:
+        chunks.append({**base, "choices": [], "usage": completion.get("usage")})
+    return chunks
 
 
 def _error(api: str, message: str) -> dict[str, Any]:

@@ -207,7 +207,7 @@ def test_readme_command(runner, chat_server, tmp_path, monkeypatch, configs):
     import shlex
 
     readme = (configs.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Generating personas with an LLM", 1)[1]
+    section = readme.split("## Generating personas with an LLM", 1)[1].split("\n## ", 1)[0]
     (command,) = re.findall(r"```sh\n(.*?)```", section, re.S)
     args = shlex.split(command.replace("\\\n", " ").replace("http://localhost:8000/v1", chat_server.url))
     assert args[0] == "profiles"

@@ -56,6 +56,16 @@ def test_wheel_contains_templates(installed):
     assert "profiles/py.typed" in names
 
 
+def test_wheel_carries_the_studio_pages_and_files(installed):
+    """`profiles serve` renders its pages from the package and serves its files from it: no network."""
+    wheel, _, _ = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for page in ("base.html", "persona.html", "label_review.html", "docs.html"):
+        assert f"profiles/serve/pages/{page}" in names
+    for asset in ("studio.css", "studio.js", "swagger-init.js", "favicon.svg", "docs.css"):
+        assert f"profiles/serve/static/{asset}" in names
+
+
 def test_installed_copy_renders_outside_the_repository(installed):
     _, venv, work = installed
     persona = work / "persona.yaml"

@@ -33,6 +33,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("generate", "generate"),
     "report": ("report", "report"),
     "store": ("store", "store"),
+    "import": ("interop", "import_"),
+    "export": ("interop", "export"),
+    "serve": ("serve", "serve"),
+    "mcp": ("serve", "mcp"),
 }
 
 
@@ -67,6 +71,10 @@ def cli() -> None:
       profiles chat-template tokenizer_config.json conversation.json
       profiles store put summarizer/name --label production --file name.txt
       profiles report personas.jsonl --plan plan.yaml
+      profiles import crewai crew/config/agents.yaml --out personas/
+      profiles export profile_configs/summarizer.yaml --to prompty
+      profiles serve profile_configs/
+      profiles mcp profile_configs/
     """
 
 

@@ -80,9 +80,9 @@ def store_option(command: Any) -> Any:
         "store_url",
         metavar="URL",
         default=None,
-        help="Prompt store for `provider: store` fields and `{store: …}` templates (a URL, or the path of an "
-        "existing store file). Beats PROFILES_STORE_URL; without either, .profiles/store.db in the working "
-        "directory.",
+        help="Prompt store for `provider: store` fields and `{store: …}` templates (a URL, the path of an "
+        "existing store file, or http://host:port of a `profiles serve`). Beats PROFILES_STORE_URL; without "
+        "either, .profiles/store.db in the working directory.",
     )(command)
 
 
@@ -105,11 +105,14 @@ def using_store(url: str | None) -> Iterator[None]:
         return
     # imported here: a command run without --store never loads the store's code
     from ..providers import get_provider, register_provider
+    from ..providers.http_store import is_http_store
     from ..providers.store import StoreProvider
     from ..store.location import check_store_value, resolve_store_url
 
     previous = get_provider("store")
-    provider = StoreProvider(resolve_store_url(check_store_value(url)))
+    # a `profiles serve` is read through its API; anything else must name a database
+    chosen = url.strip() if is_http_store(url) else resolve_store_url(check_store_value(url))
+    provider = StoreProvider(chosen)
     register_provider("store", provider)
     try:
         yield

@@ -30,10 +30,12 @@ from ..context import Context, Resolved
 from ..environ import getenv
 from ..errors import PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
 from .base import ConfigProvider
+from .http_store import is_http_store
 
 if TYPE_CHECKING:
     from ..store.base import PromptStore
     from ..store.models import LabelMatch
+    from .http_store import HttpStore
 
 __all__ = [
     "DEFAULT_LABEL_CHAINS",
@@ -122,7 +124,9 @@ class StoreProvider(ConfigProvider):
     Without `url`, the store is `PROFILES_STORE_URL`, else `.profiles/store.db` in the working
     directory, read again at every lookup; a missing default file is an error ("no prompt store
     configured"), never a new empty database. With `url` (`sqlite:///file.db`,
-    `postgresql+psycopg://...`), that store is used as given. The store opens at the first lookup.
+    `postgresql+psycopg://...`), that store is used as given. An `http://` or `https://` URL names a
+    `profiles serve`, whose API is read instead of a database (see `providers/http_store.py`),
+    with the same TTL, label chains and stale fallback. The store opens at the first lookup.
 
     `label_chains` maps a deployment to the labels it tries (default `DEFAULT_LABEL_CHAINS`);
     `PROFILES_STORE_LABELS` replaces entries of it per deployment. `ttl` is how many seconds an
@@ -149,7 +153,7 @@ class StoreProvider(ConfigProvider):
         base = DEFAULT_LABEL_CHAINS if label_chains is None else label_chains
         self._chains = {str(name): tuple(chain) for name, chain in base.items()}
         self._lock = threading.Lock()
-        self._stores: dict[str, PromptStore] = {}
+        self._stores: dict[str, PromptStore | HttpStore] = {}
         self._cache: dict[tuple[str, ...], _Entry] = {}
         self._down: dict[str, tuple[float, StoreError]] = {}
         #: The chain per (deployment, PROFILES_STORE_LABELS as read), so a lookup parses neither.
@@ -287,16 +291,22 @@ class StoreProvider(ConfigProvider):
         if down is not None:
             raise _StillDown(str(down[1]))
 
-    def _store(self, url: str, key: str) -> PromptStore:
+    def _store(self, url: str, key: str) -> PromptStore | HttpStore:
         """The store at `url`, opened once; a SQLite file that does not exist is never created here."""
         with self._lock:
             store = self._stores.get(url)
         if store is not None:
             return store
         _check_exists(url, key, explicit=self.url is not None or url != "sqlite:///" + str(_default_path()))
-        from ..store.base import PromptStore
+        opened: PromptStore | HttpStore
+        if is_http_store(url):  # another server's store, read through its API
+            from .http_store import HttpStore
 
-        opened = PromptStore(url, create=False)  # a lookup never creates a store, nor its tables
+            opened = HttpStore(url)
+        else:
+            from ..store.base import PromptStore
+
+            opened = PromptStore(url, create=False)  # a lookup never creates a store, nor its tables
         with self._lock:
             store = self._stores.setdefault(url, opened)
         if store is not opened:

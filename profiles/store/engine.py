@@ -38,6 +38,12 @@ def parse_store_url(url: str) -> URL:
     except (ArgumentError, ValueError) as exc:
         raise StoreError(f"cannot read the prompt store URL {text.split('@')[-1]!r}: {exc}") from exc
     backend = parsed.get_backend_name()
+    if backend in ("http", "https"):
+        raise StoreError(
+            f"{text.split('@')[-1]} names a server (`profiles serve`), not a database: the `store` provider reads "
+            "it (render, explain, check with --store or PROFILES_STORE_URL), but the store commands need the "
+            "database's URL, sqlite:///… or postgresql+psycopg://…"
+        )
     if backend not in ("sqlite", "postgresql"):
         raise StoreError(
             f"the prompt store supports sqlite:/// and postgresql+psycopg:// URLs, not {backend}://; "

@@ -1,0 +1,382 @@
+"""What an import builds: a persona's data, where each part came from, and what changed on the way.
+
+Each format's reader fills a `Draft` per agent or prompt it finds; `Draft.finish` validates it as
+a persona (every check a persona file gets) and returns an `ImportedPersona`. What the source
+says that a persona has no field for goes under `metadata.<format>`, each with a note; code
+references and secret values are dropped, each with a note; a field made up because the format
+has none (a role, say) is listed under `metadata.imported.derived` and its provenance says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ConfigIssue
+from ..settings import SETTING_NAMES, SettingError, check_setting
+from .placeholders import Namer
+
+__all__ = ["Draft", "ImportResult", "ImportedPersona", "Note", "is_reference", "secret_name", "slug", "title_words"]
+
+#: The persona fields in the order an imported persona file lists them.
+_ORDER = (
+    "name", "role", "goal", "desc", "expand_prompt", "constraints", "examples", "language", "model", "avatar",
+    "model_settings", "output_schema", "inputs", "variables", "samples", "tools", "templates", "roles",
+    "messages", "metadata",
+)
+
+#: Persona fields an export keeps in a format's free-form metadata, and an import puts back.
+RESTORED_FIELDS = (
+    "role", "goal", "desc", "expand_prompt", "constraints", "examples", "language", "avatar", "retry_goal",
+    "retry_constraints", "variables", "samples", "metadata",
+)
+
+_ENV_REFERENCE = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_.\-]*)(?::(.*))?\}$", re.S)
+
+
+def is_reference(value: Any) -> bool:
+    """Whether `value` is a `${env:…}` or `${file:…}`-style reference rather than a literal."""
+    return isinstance(value, str) and value.startswith("${") and value.endswith("}")
+
+
+def slug(text: str, separator: str = "_") -> str:
+    """A file-name and identifier-safe form of `text`: lower-case letters, digits and `separator`."""
+    made = re.sub(r"[^0-9a-z]+", separator, text.lower()).strip(separator)
+    if not made:
+        made = "persona"
+    if made[0].isdigit():
+        made = "p" + separator + made
+    return made
+
+
+def title_words(text: str) -> str:
+    """An id as words for a name or role: `triage_agent`, `local-chat`, `RestaurantHost` → `Triage Agent`, …
+
+    Text that already has spaces is kept as written.
+    """
+    text = text.strip()
+    if " " in text:
+        return text
+    parts = [re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", part) for part in re.split(r"[-_.]+", text) if part]
+    words = " ".join(parts).split()
+    return " ".join(word[:1].upper() + word[1:] for word in words) or text
+
+
+@dataclass(frozen=True)
+class Note:
+    """One thing an import or export changed: kept under metadata, dropped, renamed or derived."""
+
+    #: `metadata`, `dropped`, `code`, `secret`, `renamed`, `derived` or `converted`.
+    kind: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "") + ": "
+        return f"{where}{self.kind}: {self.message}"
+
+
+@dataclass
+class ImportedPersona:
+    """One persona an import made: the data to write, the validated config, and the notes."""
+
+    #: A name for its file, e.g. `researcher` (written as `researcher.yaml`).
+    stem: str
+    #: The persona as a mapping, ready to be written as YAML.
+    data: dict[str, Any]
+    #: The persona, validated; its provenance names the imported file and line of each field.
+    config: Any
+    notes: list[Note] = field(default_factory=list)
+
+    def to_yaml(self) -> str:
+        """The persona file: a comment naming the source, then the persona."""
+        from ._files import dump_yaml
+
+        imported = self.data.get("metadata", {}).get("imported", {})
+        from ..schema import SCHEMA_ID
+
+        header = (
+            f"# yaml-language-server: $schema={SCHEMA_ID}\n"
+            f"# Imported from {imported.get('format', 'another format')} file {imported.get('source', '?')}"
+            " by `profiles import`; metadata.imported says what was derived or renamed.\n"
+        )
+        return header + dump_yaml(self.data)
+
+
+@dataclass
+class ImportResult:
+    """Every persona one import made, in the order the source lists them, and all their notes."""
+
+    format: str
+    source: str
+    personas: list[ImportedPersona] = field(default_factory=list)
+    #: Notes about the source as a whole (a task naming no agent, a root agent with no prompt).
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def configs(self) -> list[Any]:
+        """The personas' validated configs, ready for `create_profile()`."""
+        return [persona.config for persona in self.personas]
+
+    def all_notes(self) -> list[Note]:
+        return [*self.notes, *(note for persona in self.personas for note in persona.notes)]
+
+    def __iter__(self) -> Any:
+        return iter(self.personas)
+
+    def __len__(self) -> int:
+        return len(self.personas)
+
+
+@dataclass
+class Draft:
+    """A persona being imported from one agent or prompt of a source file."""
+
+    format: str
+    file: str
+    path: Path
+    #: The agent's id or prompt's name in the source, kept for export (`metadata.imported.id`).
+    id: str
+    fields: dict[str, Any] = field(default_factory=dict)
+    #: The source line each persona field came from.
+    lines: dict[str, int] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    derived: dict[str, str] = field(default_factory=dict)
+    namer: Namer = field(default_factory=Namer)
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    samples: dict[str, Any] = field(default_factory=dict)
+
+    # recording ---------------------------------------------------------------------------------
+    def note(self, kind: str, message: str, line: int | None = None, *, file: str | None = None) -> None:
+        self.notes.append(Note(kind, message, file or self.file, line))
+
+    def set(self, name: str, value: Any, line: int | None = None) -> None:
+        """Set persona field `name`, remembering the source line it came from."""
+        if value is None or value == "" or value == {} or value == []:
+            return
+        self.fields[name] = value
+        if line is not None:
+            self.lines[name] = line
+
+    def set_text(self, name: str, value: Any, line: int | None = None) -> None:
+        """Set a persona text field from a source's plain text: braces in it stay text, never a template."""
+        from .placeholders import escape_jinja
+
+        self.set(name, escape_jinja(value) if isinstance(value, str) else value, line)
+
+    def keep(self, key: str, value: Any, line: int | None = None, *, why: str = "") -> None:
+        """Keep a source field with no persona equivalent under `metadata.<format>.<key>`."""
+        if secret_name(key.rsplit(".", 1)[-1]) and not _references_only(value):
+            self.drop(key, "its name says it holds a credential, and its value is no ${env:…} reference; give it "
+                      "through the environment instead", line, kind="secret")
+            return
+        target = self.extra
+        *parents, last = key.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = _plain(value)
+        self.note("metadata", f"{key} has no persona field; kept as metadata.{self.format}.{key}{why}", line)
+
+    def drop(self, key: str, why: str, line: int | None = None, *, kind: str = "dropped") -> None:
+        self.note(kind, f"{key} dropped: {why}", line)
+
+    def derive(self, name: str, value: str, how: str) -> None:
+        from .placeholders import escape_jinja
+
+        self.fields[name] = escape_jinja(value)
+        self.derived[name] = how
+        self.note("derived", f"{name} {value!r} derived {how} ({self.format} has no {name})")
+
+    def text_reference(self, name: str, value: Any, line: int | None) -> Any:
+        """A persona text field from a source value; `${env:KEY}` becomes a dynamic field, never a value."""
+        if isinstance(value, str):
+            match = _ENV_REFERENCE.match(value)
+            if match:
+                dynamic: dict[str, Any] = {"key": match.group(1), "provider": "env"}
+                if match.group(2) is not None:
+                    dynamic["default"] = match.group(2)
+                self.note("converted", f"{name} reads ${{env:{match.group(1)}}}: kept as a dynamic field, not resolved",
+                          line)
+                return dynamic
+            if is_reference(value):
+                self.drop(name, f"{value!r} is a reference this import does not follow", line)
+                return None
+        return value
+
+    def setting(self, name: str, value: Any, line: int | None, source_name: str) -> None:
+        """A model option: a persona setting when it is one and its value fits, else metadata."""
+        if name not in SETTING_NAMES:
+            self.keep(source_name, value, line)
+            return
+        if isinstance(value, str) and _ENV_REFERENCE.match(value):
+            match = _ENV_REFERENCE.match(value)
+            assert match is not None
+            dynamic: dict[str, Any] = {"key": match.group(1), "provider": "env"}
+            if match.group(2) is not None:
+                dynamic["default"] = match.group(2)
+            self.fields.setdefault("model_settings", {})[name] = dynamic
+            return
+        try:
+            checked = check_setting(name, value)
+        except (SettingError, TypeError) as exc:
+            reason = exc.reason if isinstance(exc, SettingError) else str(exc)
+            self.keep(source_name, value, line, why=f" ({reason})")
+            return
+        self.fields.setdefault("model_settings", {})[name] = list(checked) if isinstance(checked, tuple) else checked
+
+    def restore(self, block: Any, line: int | None) -> None:
+        """Persona fields an export kept in the format's free-form metadata (`agent_profiles:`), put back."""
+        if not isinstance(block, Mapping):
+            self.drop("metadata.agent_profiles", "it is not a mapping of persona fields", line)
+            return
+        for key, value in block.items():
+            if key not in RESTORED_FIELDS:
+                self.drop(f"metadata.agent_profiles.{key}", "only plain persona fields are read back from metadata",
+                          line)
+            elif key == "metadata" and isinstance(value, Mapping):
+                self.fields.setdefault("metadata", {}).update(
+                    {name: item for name, item in value.items() if name != "imported"}
+                )
+            else:
+                self.set(key, value, line)
+
+    def layout(self, texts: list[tuple[str, str, int | None]], history_after: int | None) -> None:
+        """Templates from (role, text, line) messages, and `messages:` where they differ from the default.
+
+        The first system message is the system prompt, the last user message the user prompt, and
+        any other becomes a prompt kind `turn_<n>` sent with its role. The history goes after
+        message `history_after`, else before the user prompt.
+        """
+        templates: dict[str, Any] = {}
+        slots: list[dict[str, Any]] = []
+        user_index = max((index for index, (role, _, _) in enumerate(texts) if role == "user"), default=None)
+        system_taken = False
+        for index, (role, text, line) in enumerate(texts):
+            if role not in ("system", "developer", "user", "assistant"):
+                self.drop(f"the {role} message", "persona messages have no such role", line)
+                continue
+            if role == "system" and not system_taken:
+                kind = "system"
+                system_taken = True
+            elif index == user_index:
+                kind = "user"
+            else:
+                kind = f"turn_{index + 1}"
+            templates[kind] = {"inline": text}
+            slot: dict[str, Any] = {"kind": kind}
+            if kind not in ("system", "user"):
+                slot["role"] = role
+            slots.append(slot)
+            if history_after == index:
+                slots.append({"history": True})
+        if history_after is None or history_after < 0:
+            at = next((i for i, slot in enumerate(slots) if slot.get("kind") == "user"), len(slots))
+            slots.insert(at if history_after is None else 0, {"history": True})
+        self.set("templates", templates)
+        if slots != [{"kind": "system"}, {"history": True}, {"kind": "user"}]:
+            self.set("messages", slots)
+
+    # finishing ---------------------------------------------------------------------------------
+    def data(self) -> dict[str, Any]:
+        """The persona as a mapping, fields in the usual order, metadata last."""
+        fields = dict(self.fields)
+        if self.inputs:
+            # required is the default: written only where an input is optional
+            fields["inputs"] = {
+                name: {key: value for key, value in spec.items() if not (key == "required" and value is True)}
+                for name, spec in self.inputs.items()
+            }
+        if self.samples:
+            fields["samples"] = self.samples
+        metadata = dict(fields.pop("metadata", {}) or {})
+        imported: dict[str, Any] = {"format": self.format, "source": self.file, "id": self.id}
+        if self.derived:
+            imported["derived"] = dict(self.derived)
+        if self.namer.renamed:
+            imported["renamed"] = dict(self.namer.renamed)
+        metadata["imported"] = imported
+        if self.extra:
+            metadata[self.format] = self.extra
+        fields["metadata"] = metadata
+        return {key: fields[key] for key in _ORDER if key in fields}
+
+    def finish(self, stem: str) -> ImportedPersona:
+        """Validate the draft as a persona.
+
+        Raises:
+            ConfigError: the result is no valid persona; each problem names the source file and
+                the line of the field it came from.
+        """
+        from ..profile_config import ProfileConfig
+
+        data = self.data()
+        lines = {(name,): (self.file, line) for name, line in self.lines.items()}
+        origin = f"import:{self.format}:{self.file}"
+        if self.derived:
+            origin += " (derived: " + ", ".join(sorted(self.derived)) + ")"
+        try:
+            config = ProfileConfig.from_data(
+                data, base_dir=self.path.parent, source_file=self.file, lines=lines, origin=origin
+            )
+        except ConfigError as exc:
+            issues = [
+                ConfigIssue(
+                    f"as a persona, {issue}" if not issue.file else f"as a persona ({issue}): check the source",
+                    file=self.file,
+                    line=self.lines.get(str(issue.loc[0])) if issue.loc else None,
+                )
+                for issue in exc.issues
+            ]
+            raise ConfigError(issues) from None
+        return ImportedPersona(stem, data, config, list(self.notes))
+
+
+_SECRET_WORDS = frozenset({"apikey", "secret", "password", "passwd", "credential", "credentials", "token"})
+
+#: Words that make a following `key` a credential: `api_key`, `accessKey`, …
+_KEY_OWNERS = frozenset({"api", "access", "private", "secret", "auth", "client", "subscription", "account", "master"})
+
+
+def secret_name(name: str) -> bool:
+    """Whether a source field's name says it holds a credential: `api_key`, `apiKey`, `token`, `key`, …
+
+    Whole words only, so `max_tokens`, `keywords` and `output_key` are not taken for secrets.
+    """
+    words = [word.lower() for word in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    if any(word in _SECRET_WORDS for word in words):
+        return True
+    return words == ["key"] or any(word == "key" and index and words[index - 1] in _KEY_OWNERS
+                                   for index, word in enumerate(words))
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON-like data, as metadata holds it: YAML dates become ISO text."""
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.datetime, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_plain(item) for item in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return value
+
+
+def _references_only(value: Any) -> bool:
+    """Whether every text in `value` is a reference (`${env:KEY}`) or empty, never a literal secret."""
+    if isinstance(value, str):
+        return not value or is_reference(value)
+    if isinstance(value, Mapping):
+        return all(_references_only(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_references_only(item) for item in value)
+    return value is None

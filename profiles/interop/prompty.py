@@ -1,0 +1,720 @@
+"""Prompty (`.prompty`): YAML front matter and a Jinja or Mustache body split at role lines.
+
+Both versions of the format are read: v1 (prompty 0.1, promptflow, the VS Code extension:
+`model.configuration/parameters`, `inputs` as a mapping with `type`, `sample`) and v2 (prompty
+2.x: `model.id/options/connection`, `inputs` with `kind`, `template.format`). Import: the body's
+`system:` section becomes the persona's system template and its last `user:` section the user
+template (other sections become prompt kinds placed by `messages:`); a chat-history loop or a
+`thread` input becomes the history slot; inputs, samples, outputs (as the output schema), model
+options (as model settings) and function tools carry over; the name is kept, the description
+becomes the goal, and a role is derived from the name. `${env:…}` stays a reference;
+`${file:…}` is read only for `sample:`, only inside the file's folder. Connection settings are
+kept as metadata, references only: a literal key is dropped.
+
+Export writes v2: the persona's prompts, rendered with every input left as `{{name}}`, its inputs,
+settings, tools and output schema, and what has no Prompty field under `metadata.agent_profiles`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, ConfigIssue
+from ._draft import Draft, ImportResult, is_reference, secret_name, slug, title_words
+from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter
+from .placeholders import Unsupported, jinja_names, mustache, rename_jinja
+
+__all__ = ["OPTION_NAMES", "read", "read_text", "write"]
+
+#: Prompty v2 option names and the persona's model setting each is.
+OPTION_NAMES = {
+    "temperature": "temperature",
+    "maxOutputTokens": "max_tokens",
+    "topP": "top_p",
+    "seed": "seed",
+    "stopSequences": "stop",
+    "frequencyPenalty": "frequency_penalty",
+    "presencePenalty": "presence_penalty",
+}
+
+_ROLE_LINE = re.compile(
+    r"(?im)^[ \t]*#?[ \t]*(system|user|assistant|developer|function|tool)[ \t]*(?:\[[^\]\n]*\])?[ \t]*:[ \t]*$"
+)
+_JINJA_HISTORY = re.compile(
+    r"\{%-?\s*for\s+(\w+)\s+in\s+(\w+)\s*-?%\}\s*\{\{-?\s*\1\.role\s*-?\}\}\s*:\s*"
+    r"\{\{-?\s*\1\.content\s*-?\}\}\s*\{%-?\s*endfor\s*-?%\}"
+)
+_MUSTACHE_HISTORY = re.compile(r"\{\{#(\w+)\}\}\s*\{\{role\}\}\s*:\s*\{\{content\}\}\s*\{\{/\1\}\}")
+_TYPES = ("string", "integer", "number", "boolean", "array", "object")
+
+
+def read(path: Path) -> ImportResult:
+    """A `.prompty` file, or every `.prompty` file of a folder, as personas.
+
+    Raises:
+        ConfigError: a file is unreadable or malformed, naming the file and line.
+    """
+    files = sorted(path.glob("*.prompty")) if path.is_dir() else [path]
+    if not files:
+        raise ConfigError(ConfigIssue("no .prompty files in this folder", file=str(path)))
+    result = ImportResult("prompty", str(path))
+    stems: set[str] = set()
+    for file in files:
+        persona = read_text(read_source(file), str(file), file)
+        while persona.stem in stems:
+            persona.stem += "_2"
+        stems.add(persona.stem)
+        result.personas.append(persona)
+    return result
+
+
+def read_text(text: str, label: str, path: Path) -> Any:
+    """One Prompty file's text as an `ImportedPersona`."""
+    front_text, body, body_line = split_front_matter(text, label)
+    front = parse_yaml(front_text, label, path, first_line=2)
+    if front.data is None:
+        front.data = {}
+    if not isinstance(front.data, dict):
+        raise ConfigError(front.issue("the front matter must be a mapping of fields"))
+    data: dict[str, Any] = front.data
+    name = data.get("displayName") or data.get("name") or path.stem
+    draft = Draft("prompty", label, path, str(data.get("name") or path.stem))
+    version = 2 if _is_v2(data) else 1
+    if version == 1:
+        draft.note("converted", "read as a Prompty v1 file; an export writes Prompty v2")
+    _names(draft, front, data)
+    inputs, thread = _inputs(draft, front, data.get("inputs"), version)
+    sample = _sample(draft, front, data.get("sample"))
+    for key, value in data.items():
+        line = front.line(key)
+        if key in ("name", "displayName", "description", "inputs", "sample", "template", "outputs", "model"):
+            continue
+        if key == "tools":
+            _tools(draft, front, value)
+        elif key == "metadata" and isinstance(value, dict):
+            _metadata(draft, front, value)
+        elif key in ("authors", "tags", "version") and version == 1:
+            # where Prompty v2 keeps them, so v1 and v2 files import alike
+            draft.keep(f"metadata.{key}", value, line)
+        elif key == "base":
+            draft.drop("base", "a parent .prompty is not followed; import it as well and compare", line,
+                       kind="dropped")
+        else:
+            draft.keep(key, value, line)
+    _model(draft, front, data.get("model"))
+    _outputs(draft, front, data.get("outputs"))
+    template_kind = _template_kind(front, data.get("template"))
+    _body(draft, body, body_line, template_kind, inputs, thread, sample, name)
+    return draft.finish(slug(str(data.get("name") or path.stem)))
+
+
+def _is_v2(data: dict[str, Any]) -> bool:
+    model = data.get("model")
+    template = data.get("template")
+    inputs = data.get("inputs")
+    if isinstance(model, str) or (isinstance(model, dict) and {"id", "provider", "apiType", "connection", "options"}
+                                  & set(model)):
+        return True
+    if isinstance(template, dict) and "format" in template:
+        return True
+    if isinstance(inputs, list) or (isinstance(inputs, dict) and any(
+            isinstance(spec, dict) and "kind" in spec for spec in inputs.values())):
+        return True
+    return "displayName" in data or "metadata" in data
+
+
+def _names(draft: Draft, front: Source, data: dict[str, Any]) -> None:
+    name_key = "displayName" if data.get("displayName") else "name"
+    name = data.get(name_key)
+    if name is not None:
+        if not isinstance(name, str):
+            raise ConfigError(front.issue(f"{name_key} must be text", name_key))
+        draft.set_text("name", draft.text_reference("name", name, front.line(name_key)), front.line(name_key))
+        if name_key == "displayName" and data.get("name"):
+            draft.extra["name"] = data["name"]
+    description = data.get("description")
+    if description is not None:
+        if not isinstance(description, str):
+            raise ConfigError(front.issue("description must be text", "description"))
+        draft.set_text("goal", draft.text_reference("goal", description.strip(), front.line("description")),
+                  front.line("description"))
+    if "name" not in draft.fields:
+        draft.derive("name", draft.path.stem, "from the file name")
+
+
+def _inputs(
+    draft: Draft, front: Source, value: Any, version: int
+) -> tuple[dict[str, dict[str, Any]], str | None]:
+    """Declared inputs by their Prompty name, as persona input specs; and the thread input's name."""
+    if value is None:
+        return {}, None
+    entries: list[tuple[str, Any, tuple[Any, ...]]] = []
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise ConfigError(front.issue("each input must be a mapping with a name", "inputs", index))
+            entries.append((item["name"], item, ("inputs", index)))
+    elif isinstance(value, dict):
+        entries = [(str(key), item, ("inputs", key)) for key, item in value.items()]
+    else:
+        raise ConfigError(front.issue("inputs must be a list or a mapping", "inputs"))
+    specs: dict[str, dict[str, Any]] = {}
+    thread = None
+    for name, item, where in entries:
+        line = front.line(*where)
+        if not isinstance(item, dict):
+            specs[name] = {"examples": [item]} if item is not None else {}
+            continue
+        kind = item.get("kind", item.get("type"))
+        if kind == "thread":
+            thread = name
+            continue
+        spec: dict[str, Any] = {}
+        if kind in _TYPES:
+            spec["type"] = kind
+        elif kind is not None:
+            draft.note("converted", f"input {name!r} is of kind {kind!r}, which persona inputs lack; it takes any "
+                       "value",
+                       line)
+        for source_key, target in (("description", "description"), ("default", "default"), ("enumValues", "enum"),
+                                   ("enum", "enum"), ("required", "required")):
+            if source_key in item:
+                spec[target] = item[source_key]
+        if "example" in item:
+            spec["examples"] = [item["example"]]
+        if "sample" in item:
+            spec["examples"] = [item["sample"]]
+        if "items" in item or "properties" in item:
+            draft.note("converted", f"input {name!r}: the kinds of its items or properties are not kept", line)
+        for key in item:
+            if key not in ("name", "kind", "type", "description", "default", "enumValues", "enum", "required",
+                           "example", "sample", "items", "properties"):
+                draft.keep(f"inputs.{name}.{key}", item[key], line)
+        specs[name] = spec
+    return specs, thread
+
+
+def _sample(draft: Draft, front: Source, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    line = front.line("sample")
+    if isinstance(value, str) and value.startswith("${file:") and value.endswith("}"):
+        relative = value[len("${file:") : -1]
+        target = confined(draft.path.parent, relative, file=draft.file, line=line, what="sample file")
+        label = str(draft.path.parent / relative)
+        text = read_source(target, label)
+        loaded = parse_json(text, label, target) if target.suffix != ".yaml" else parse_yaml(text, label, target)
+        value = loaded.data
+        draft.note("converted", f"sample read from {relative} (inside this file's folder)", line)
+    elif is_reference(value):
+        draft.drop("sample", f"{value!r} is a reference this import does not follow", line)
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(front.issue("sample must be a mapping of input name to value", "sample"))
+    return dict(value)
+
+
+def _model(draft: Draft, front: Source, model: Any) -> None:
+    if model is None:
+        return
+    if isinstance(model, str):
+        draft.set_text("model", draft.text_reference("model", model, front.line("model")), front.line("model"))
+        return
+    if not isinstance(model, dict):
+        raise ConfigError(front.issue("model must be a name or a mapping", "model"))
+    for key, value in model.items():
+        line = front.line("model", key)
+        if key == "id":
+            draft.set_text("model", draft.text_reference("model", value, line), line)
+        elif key == "options" and isinstance(value, dict):
+            for option, setting in value.items():
+                option_line = front.line("model", "options", option)
+                if option == "additionalProperties" and isinstance(setting, dict):
+                    extra = {k: v for k, v in setting.items() if not secret_name(k)}
+                    if extra:
+                        draft.fields.setdefault("model_settings", {})["extra"] = extra
+                    for dropped in set(setting) - set(extra):
+                        draft.drop(f"model.options.additionalProperties.{dropped}", "it holds a secret value",
+                                   option_line, kind="secret")
+                elif option in OPTION_NAMES:
+                    draft.setting(OPTION_NAMES[option], setting, option_line, f"model.options.{option}")
+                else:
+                    draft.keep(f"model.options.{option}", setting, option_line)
+        elif key == "parameters" and isinstance(value, dict):
+            for parameter, setting in value.items():
+                parameter_line = front.line("model", "parameters", parameter)
+                if parameter == "tools":
+                    _openai_tools(draft, front, setting, ("model", "parameters", "tools"))
+                else:
+                    draft.setting(parameter, setting, parameter_line, f"model.parameters.{parameter}")
+        elif key == "configuration" and isinstance(value, dict):
+            _configuration(draft, front, value)
+        elif key == "api":
+            draft.keep("model.apiType", value, line)
+        else:
+            draft.keep(f"model.{key}", value, line)
+
+
+_PROVIDERS = {"openai": "openai", "azure_openai": "azure", "azure": "azure"}
+
+
+def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
+    """A v1 `model.configuration` as v2 has it: the model, a provider, and a connection of references."""
+    where = ("model", "configuration")
+    model_key = next((key for key in ("azure_deployment", "name", "model") if value.get(key) is not None), None)
+    if model_key is not None:
+        line = front.line(*where, model_key)
+        draft.set_text("model", draft.text_reference("model", value[model_key], line), line)
+    connection: dict[str, Any] = {}
+    for option, setting in value.items():
+        line = front.line(*where, option)
+        if option == model_key:
+            continue
+        if option == "type" and setting in _PROVIDERS:
+            draft.keep("model.provider", _PROVIDERS[setting], line)
+        elif option in ("azure_endpoint", "base_url", "endpoint"):
+            connection["endpoint"] = setting
+        elif option in ("api_key", "key"):
+            connection["apiKey"] = setting
+        else:
+            draft.keep(f"model.configuration.{option}", setting, line,
+                       why=" (Prompty v2 has no such connection setting, so an export leaves it out)")
+    if connection:
+        connection = {"kind": "key" if "apiKey" in connection else "anonymous", **connection}
+        draft.keep("model.connection", connection, front.line(*where))
+
+
+def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
+    if outputs is None:
+        return
+    entries: list[tuple[str, Any]] = []
+    if isinstance(outputs, list):
+        entries = [(str(item.get("name")), item) for item in outputs if isinstance(item, dict)]
+    elif isinstance(outputs, dict):
+        entries = [(str(key), item) for key, item in outputs.items()]
+    if not entries:
+        return
+    properties: dict[str, Any] = {}
+    for name, item in entries:
+        prop: dict[str, Any] = {}
+        kind = item.get("kind", item.get("type")) if isinstance(item, dict) else None
+        if kind in _TYPES:
+            prop["type"] = kind
+        if isinstance(item, dict) and item.get("description"):
+            prop["description"] = item["description"]
+        if isinstance(item, dict) and item.get("enumValues"):
+            prop["enum"] = item["enumValues"]
+        properties[name] = prop
+    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    draft.set("output_schema", {"name": slug(draft.id), "schema": schema}, front.line("outputs"))
+
+
+def _json_type(kind: Any) -> dict[str, Any]:
+    return {"type": kind} if kind in _TYPES else {}
+
+
+def _tools(draft: Draft, front: Source, value: Any) -> None:
+    if not isinstance(value, list):
+        draft.keep("tools", value, front.line("tools"))
+        return
+    tools = []
+    for index, item in enumerate(value):
+        line = front.line("tools", index)
+        if not isinstance(item, dict):
+            draft.drop(f"tools[{index}]", "not a mapping", line)
+            continue
+        if item.get("kind", "function") != "function":
+            draft.drop(f"tool {item.get('name')!r}", f"a {item.get('kind')} tool is a service or code, not a "
+                       "function the model calls; configure it in the agent's framework", line, kind="code")
+            continue
+        properties: dict[str, Any] = {}
+        required = []
+        parameters = item.get("parameters") or []
+        if isinstance(parameters, dict) and "properties" in parameters:
+            schema = dict(parameters)
+        else:
+            items = parameters if isinstance(parameters, list) else [
+                {"name": key, **(spec if isinstance(spec, dict) else {})} for key, spec in dict(parameters).items()
+            ]
+            for parameter in items:
+                prop = _json_type(parameter.get("kind", parameter.get("type")))
+                if parameter.get("description"):
+                    prop["description"] = parameter["description"]
+                if parameter.get("enumValues"):
+                    prop["enum"] = parameter["enumValues"]
+                properties[str(parameter.get("name"))] = prop
+                if parameter.get("required", True):
+                    required.append(str(parameter.get("name")))
+            schema = {"type": "object", "properties": properties, "required": required}
+        tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
+                                "parameters": schema}
+        if "strict" in item:
+            tool["strict"] = item["strict"]
+        if item.get("bindings"):
+            draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
+        tools.append(tool)
+    if tools:
+        draft.set("tools", tools, front.line("tools"))
+
+
+def _openai_tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...]) -> None:
+    if not isinstance(value, list):
+        draft.keep("model.parameters.tools", value, front.line(*where))
+        return
+    draft.set("tools", value, front.line(*where))
+
+
+def _metadata(draft: Draft, front: Source, value: dict[str, Any]) -> None:
+    for key, item in value.items():
+        line = front.line("metadata", key)
+        if key == "agent_profiles" and isinstance(item, dict):
+            draft.restore(item, line)
+        else:
+            draft.keep(f"metadata.{key}", item, line)
+
+
+def _template_kind(front: Source, template: Any) -> str:
+    kind: Any = "jinja2"
+    if isinstance(template, str):
+        kind = template
+    elif isinstance(template, dict):
+        fmt = template.get("format", template.get("type", "jinja2"))
+        kind = fmt.get("kind", "jinja2") if isinstance(fmt, dict) else fmt
+    if kind not in ("jinja2", "mustache"):
+        raise ConfigError(front.issue(f"template format {kind!r} is not one this import reads (jinja2, mustache)",
+                                      "template"))
+    return str(kind)
+
+
+def _body(
+    draft: Draft,
+    body: str,
+    body_line: int,
+    template_kind: str,
+    inputs: dict[str, dict[str, Any]],
+    thread: str | None,
+    sample: dict[str, Any],
+    name: Any,
+) -> None:
+    history_after: int | None = None
+    history_names: set[str] = set()
+    sections = _sections(body, body_line)
+    converted: list[tuple[str, str, int]] = []
+    names_seen: list[str] = []
+    for index, (role, text, line) in enumerate(sections):
+        pattern = _JINJA_HISTORY if template_kind == "jinja2" else _MUSTACHE_HISTORY
+        match = pattern.search(text)
+        if match:
+            history_names.add(match.group(2) if template_kind == "jinja2" else match.group(1))
+            text = text[: match.start()] + text[match.end() :]
+            history_after = index
+        if thread:
+            marker = re.search(r"\{\{-?\s*" + re.escape(thread) + r"\s*-?\}\}", text)
+            if marker:
+                text = text[: marker.start()] + text[marker.end() :]
+                history_after = index
+                history_names.add(thread)
+        converted.append((role, text.strip(), line))
+    for history in sorted(history_names):
+        draft.note("converted", f"{history!r} held the chat history: it is now the history slot of the messages "
+                   "(pass history=[…] to format_messages)")
+        inputs.pop(history, None)
+        sample.pop(history, None)
+    # placeholder names: declared inputs first, then whatever the body reads
+    jinja_texts: list[tuple[str, str, int]] = []
+    namer = draft.namer
+    if template_kind == "mustache":
+        found = set(re.findall(r"\{\{\{?\s*[#^/&]?\s*([A-Za-z_][A-Za-z0-9_]*)", body))
+        namer.all([*inputs, *sorted(found)])
+        for role, text, line in converted:
+            notes: list[tuple[str, int]] = []
+            try:
+                jinja = mustache(text, namer, notes)
+            except Unsupported as exc:
+                raise ConfigError(ConfigIssue(exc.reason, file=draft.file,
+                                              line=line + (exc.line or 1) - 1)) from None
+            for message, at in notes:
+                draft.note("converted", message, line + at - 1)
+            jinja_texts.append((role, jinja, line))
+    else:
+        for role, text, line in converted:
+            try:
+                names_seen += jinja_names(text)
+            except Unsupported as exc:
+                raise ConfigError(ConfigIssue(f"the {role} section: {exc.reason}", file=draft.file,
+                                              line=line + (exc.line or 1) - 1)) from None
+        mapping = namer.all(list(dict.fromkeys([*inputs, *names_seen])))
+        renames = {old: new for old, new in mapping.items() if old != new}
+        for role, text, line in converted:
+            jinja_texts.append((role, rename_jinja(text, renames), line))
+    for new, old in namer.renamed.items():
+        draft.note("renamed", f"the variable {old!r} is now {new!r}: {old!r} names a persona field or is no usable "
+                   "variable name; an export writes it back as it was")
+    read_names = set(names_seen) if template_kind == "jinja2" else {
+        name for name in namer.names if name not in history_names}
+    if template_kind == "jinja2":
+        read_names = {name for name in read_names}
+    for input_name, spec in inputs.items():
+        draft.inputs[namer.name(input_name)] = spec
+    for variable in sorted(read_names - set(inputs) - history_names):
+        if variable in ("question",):
+            continue
+        draft.inputs[namer.name(variable)] = {}
+        draft.note("converted", f"the template reads {variable!r}, which inputs does not declare; declared as an "
+                   "input of any type")
+    for key, value in sample.items():
+        if key in inputs or key in read_names:
+            draft.samples[namer.name(key)] = value
+        else:
+            draft.drop(f"sample.{key}", "no template reads it")
+    draft.layout(jinja_texts, history_after)
+    if "role" not in draft.fields:
+        role_from = str(name) if isinstance(name, str) else draft.path.stem
+        draft.derive("role", title_words(role_from), "from the name")
+
+
+def _sections(body: str, body_line: int) -> list[tuple[str, str, int]]:
+    """The body's (role, text, first line) sections; text before any role line is the system's."""
+    sections: list[tuple[str, str, int]] = []
+    matches = list(_ROLE_LINE.finditer(body))
+    start = 0
+    role = "system"
+    line = body_line
+    for match in matches:
+        text = body[start : match.start()]
+        if text.strip():
+            sections.append((role, text, line))
+        role = match.group(1).lower()
+        start = match.end()
+        line = body_line + body.count("\n", 0, match.end()) + 1
+    text = body[start:]
+    if text.strip() or not sections:
+        sections.append((role, text, line))
+    return sections
+
+
+# export ----------------------------------------------------------------------------------------
+
+#: One persona per `.prompty` file.
+MANY = False
+
+#: Prompty inputs have defaults: a variable's default becomes its input's.
+INLINE_DEFAULTS = False
+
+_ALLOWED_FILTERS: frozenset[str] | None = None
+
+
+def verbatim(item: Any, kind: str, source: str) -> str | None:
+    """The persona's own template for a message, as Prompty can run it, or None when it cannot.
+
+    Prompty renders Jinja itself, so a template that reads only inputs and uses only Jinja's own
+    filters is written as it is (loops and conditions kept); one that reads persona fields or
+    this project's filters is written as rendered.
+    """
+    import jinja2
+    from jinja2 import nodes
+
+    global _ALLOWED_FILTERS
+    if _ALLOWED_FILTERS is None:
+        _ALLOWED_FILTERS = frozenset(jinja2.Environment().filters)
+    try:
+        tree = jinja2.Environment().parse(source)
+        names = set(jinja_names(source))
+    except (jinja2.TemplateSyntaxError, Unsupported):
+        return None
+    if any(node.name not in _ALLOWED_FILTERS for node in tree.find_all(nodes.Filter)):
+        return None
+    if any(True for _ in tree.find_all((nodes.Include, nodes.Extends, nodes.Import, nodes.FromImport))):
+        return None
+    if not names <= set(item.placeholders) or any(item.placeholders[name].secret for name in names):
+        return None
+    renames = {name: item.source_name(name) for name in names if item.source_name(name) != name}
+    return rename_jinja(source, renames)
+
+
+def _jinja_text(item: Any, pieces: list[Any]) -> str:
+    from .placeholders import Var, escape_jinja
+
+    return "".join(
+        "{{" + item.source_name(piece.name) + "}}" if isinstance(piece, Var) else escape_jinja(piece)
+        for piece in pieces
+    )
+
+
+def _reference(item: Any, name: str) -> Any:
+    """A dynamic `env` field as Prompty's `${env:KEY:default}`, else the value; None for a secret elsewhere."""
+    from ..dynconfig import ConfigInfo
+
+    declared = getattr(item.config, name, None)
+    resolved = item.profile.resolved.get(name)
+    if isinstance(declared, ConfigInfo) and declared.provider in (None, "env") and declared.key:
+        default = declared.default
+        if isinstance(default, str) and default and not (resolved is not None and resolved.secret):
+            return f"${{env:{declared.key}:{default}}}"
+        return f"${{env:{declared.key}}}"
+    if resolved is None or resolved.value is None:
+        return None
+    if resolved.secret:
+        item.note("secret", f"{name} holds a secret ({resolved.source}) that is not an env reference; not written")
+        return None
+    return item.plain(name)
+
+
+def _property(name: str, schema: Any) -> dict[str, Any]:
+    prop: dict[str, Any] = {"name": name}
+    if isinstance(schema, dict):
+        kind = schema.get("type")
+        if isinstance(kind, str):
+            prop["kind"] = kind
+        if schema.get("description"):
+            prop["description"] = schema["description"]
+        if schema.get("enum"):
+            prop["enumValues"] = schema["enum"]
+        if kind == "array":
+            items = schema.get("items")
+            prop["items"] = {"kind": items.get("type") if isinstance(items, dict) and isinstance(
+                items.get("type"), str) else "string"}
+    prop.setdefault("kind", "string")
+    return prop
+
+
+def write(prepared: list[Any], **options: Any) -> dict[str, str]:
+    """One Prompty v2 file for the prepared persona."""
+    from ..errors import ExportError
+    from ._files import dump_yaml
+    from .placeholders import Var
+
+    (item,) = prepared
+    name = str(item.value("name") or "persona")
+    native = item.native
+    front: dict[str, Any] = {"name": str(native.get("name") or item.identifier(slug(name, "-")))}
+    display = _reference(item, "name")
+    if display is not None and display != front["name"]:
+        front["displayName"] = display
+    description = _reference(item, "goal")
+    if description is not None:
+        front["description"] = description
+    metadata: dict[str, Any] = dict(native.get("metadata") or {})
+    home = item.home(("goal",))
+    if home:
+        metadata["agent_profiles"] = home
+    if metadata:
+        front["metadata"] = metadata
+    model: dict[str, Any] = {}
+    model_value = _reference(item, "model")
+    if model_value is not None:
+        model["id"] = model_value
+    native_model = native.get("model") if isinstance(native.get("model"), dict) else {}
+    model["provider"] = native_model.get("provider", "openai")
+    model["apiType"] = native_model.get("apiType", "chat")
+    if isinstance(native_model.get("connection"), dict):
+        model["connection"] = native_model["connection"]
+    else:
+        model["connection"] = {"kind": "key", "endpoint": "${env:OPENAI_BASE_URL:https://api.openai.com/v1}",
+                               "apiKey": "${env:OPENAI_API_KEY}"}
+    options_block: dict[str, Any] = {}
+    by_setting = {setting: option for option, setting in OPTION_NAMES.items()}
+    for setting, resolved in item.profile.settings.items():
+        if resolved.secret:
+            declared = item.config.model_settings.settings().get(setting)
+            key = getattr(declared, "key", None)
+            if not key:
+                raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); "
+                                  "Prompty can only refer to one read from the environment")
+            options_block[by_setting[setting]] = f"${{env:{key}}}"
+        else:
+            value = resolved.value
+            options_block[by_setting[setting]] = list(value) if isinstance(value, tuple) else value
+    extra = {key: value for key, value in item.profile.settings_extra.items()
+             if key not in ("openai-chat", "openai-responses", "anthropic")}
+    if extra:
+        options_block["additionalProperties"] = extra
+    if options_block:
+        model["options"] = options_block
+    front["model"] = model
+    inputs = []
+    for placeholder in item.placeholders.values():
+        entry: dict[str, Any] = {"name": item.source_name(placeholder.name), "kind": placeholder.kind}
+        spec = placeholder.spec
+        if spec is not None and spec.description:
+            entry["description"] = spec.description
+        if placeholder.secret is not None:
+            key = placeholder.env_key
+            if key is None:
+                raise ExportError(f"{placeholder.name} of {item.label} is a secret ({placeholder.secret.source}) "
+                                  "that is not read from the environment; Prompty cannot refer to it")
+            entry["default"] = f"${{env:{key}}}"
+        elif placeholder.has_default:
+            entry["default"] = placeholder.default
+        if spec is not None and not spec.required:
+            entry["required"] = False
+        if spec is not None and spec.enum is not None:
+            entry["enumValues"] = list(spec.enum)
+        if spec is not None and spec.examples:
+            entry["example"] = spec.examples[0]
+        if entry["kind"] == "array":  # Prompty needs the items' kind: the first sample item's, else text
+            sample = item.config.samples.get(placeholder.name, entry.get("default", entry.get("example")))
+            first = sample[0] if isinstance(sample, list) and sample else None
+            entry["items"] = {"kind": "object" if isinstance(first, dict) else "number" if isinstance(
+                first, (int, float)) and not isinstance(first, bool) else "string"}
+        inputs.append(entry)
+    history_name = None
+    if any(message.kind is None for message in item.messages):
+        taken = {entry["name"] for entry in inputs}
+        history_name = next(name for name in ("history", "conversation", "chat_thread") if name not in taken)
+        inputs.append({"name": history_name, "kind": "thread", "description": "Earlier turns of the conversation"})
+    if inputs:
+        front["inputs"] = inputs
+    output = item.profile.output_schema
+    if output is not None:
+        schema = output.as_dict()
+        properties = schema.get("properties") if schema.get("type") == "object" else None
+        if isinstance(properties, dict) and properties:
+            front["outputs"] = [_property(key, value) for key, value in properties.items()]
+        else:
+            item.note("dropped", "the output schema is not an object of properties; Prompty outputs cannot hold it")
+    if item.profile.tools:
+        bindings = native.get("tools") if isinstance(native.get("tools"), dict) else {}
+        tools = []
+        for tool in item.profile.tools:
+            parameters = dict(tool.parameters)
+            required = set(parameters.get("required") or ())
+            listed = []
+            for key, value in (parameters.get("properties") or {}).items():
+                prop = _property(key, value)
+                if key not in required:
+                    prop["required"] = False
+                listed.append(prop)
+            entry = {"name": tool.name, "kind": "function", "description": tool.description, "parameters": listed}
+            if tool.strict is not None:
+                entry["strict"] = tool.strict
+            binding = bindings.get(tool.name, {}).get("bindings") if isinstance(bindings.get(tool.name), dict) else None
+            if binding:
+                entry["bindings"] = binding
+            tools.append(entry)
+        front["tools"] = tools
+    front["template"] = {"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}}
+    sections: list[list[str]] = []
+    pending_history = False
+    for message in item.messages:
+        if message.kind is None:
+            if sections:
+                sections[-1].append("{{" + str(history_name) + "}}")
+            else:
+                pending_history = True
+            continue
+        text = message.written if message.written is not None else _jinja_text(item, message.pieces)
+        lines = [f"{message.role}:"]
+        if pending_history:
+            lines.append("{{" + str(history_name) + "}}")
+            pending_history = False
+        lines.append(text)
+        sections.append(lines)
+    if not any(isinstance(piece, Var) and piece.name == "question" for message in item.messages
+               for piece in message.pieces) and "question" in item.placeholders:
+        item.note("converted", "the question is an input of the file")
+    body = "\n\n".join("\n".join(lines) for lines in sections)
+    stem = slug(str(front["name"]), "_")
+    return {f"{stem}.prompty": "---\n" + dump_yaml(front) + "---\n" + body + "\n"}

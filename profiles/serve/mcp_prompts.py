@@ -1,0 +1,263 @@
+"""MCP prompts: each persona of the served folder, and each of its prompt kinds, as an MCP prompt.
+
+`prompts/list` names one prompt per persona (`summarizer`: its chat messages by its `messages:`
+layout) and one per prompt kind (`summarizer.system`: that prompt alone). A prompt's arguments are
+what its templates read that nothing else fills: the inputs the persona declares under `inputs:`,
+with their `description` and `required` (required when the declaration says so and gives no
+default), `question` wherever a kind takes one, and, for a persona without declarations, the
+variables its templates read, required unless `variables:` gives a default. Argument values come
+as text and are read by the declared type (`max_labels: "2"` is the integer 2).
+
+`prompts/get` renders the messages as `profile.format_messages` does (a kind's prompt as
+`profiles render --kind` does), secrets masked. MCP prompt messages have only the roles `user`
+and `assistant`, so a system (or developer) prompt goes out as a `user` message whose content's
+`_meta` says what it is: `{"agent-profiles/role": "system"}`. Every message carries that key, so
+a client rebuilding the chat can send each as its own role.
+
+Built on the official SDK's low-level `Server`: listing and rendering are plain functions of the
+folder, read again at every request, so an edited persona shows at the next `prompts/list`. The
+same server answers over stdio (`profiles mcp PATH`) and over streamable HTTP at `/mcp/` of
+`profiles serve`, where it is read-only and needs no token.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from .. import __version__
+from ..errors import ProfilesError, ServeError
+from ..messages import MessageSlot, role_of
+from .personas import PersonaFolder, RenderContext, mask_secrets
+
+__all__ = ["ROLE_META", "McpPrompt", "PromptCatalog", "build_server", "serve_stdio"]
+
+log = logging.getLogger("profiles.serve.mcp")
+
+#: The content `_meta` key naming the role a message stands for (`system`, `developer`, `user`, …).
+ROLE_META = "agent-profiles/role"
+#: Separates a persona's name from a prompt kind in a prompt's name: `summarizer.system`.
+KIND_SEPARATOR = "."
+#: Roles an MCP prompt message may have.
+_MCP_ROLES = ("user", "assistant")
+
+
+@dataclass(frozen=True)
+class McpPrompt:
+    """One prompt as `prompts/list` names it: a persona's messages, or one of its prompt kinds."""
+
+    name: str
+    persona: str
+    kind: str | None
+    description: str
+    #: (name, description, required) of each argument.
+    arguments: tuple[tuple[str, str, bool], ...]
+
+
+class PromptCatalog:
+    """The MCP prompts of a folder's personas (or of one persona file) for one context."""
+
+    def __init__(self, folder: PersonaFolder, context: RenderContext, *, only: str | None = None) -> None:
+        self.folder = folder
+        self.context = context
+        self.only = only
+        self._reported: set[tuple[str, str]] = set()  # each problem is logged once, not at every listing
+
+    def bases(self) -> dict[str, str]:
+        """Each persona file's prompt name (its stem; its file name where two stems clash), in order."""
+        names: dict[str, str] = {}
+        for path in self.folder.files():
+            relative = self.folder.relative(path)
+            if self.only is not None and relative != self.only:
+                continue
+            names[relative if path.stem in names else path.stem] = relative
+        return names
+
+    def prompts(self) -> list[McpPrompt]:
+        """Every prompt of every persona that loads; one that does not is left out (and logged once)."""
+        found: list[McpPrompt] = []
+        for base, relative in self.bases().items():
+            try:
+                found.extend(self._of(base, relative))
+            except (ProfilesError, Warning) as exc:
+                problem = (relative, self.folder.clean(str(exc)))
+                if problem not in self._reported:
+                    self._reported.add(problem)
+                    log.warning("%s is left out of the MCP prompts: %s", *problem)
+        return found
+
+    def find(self, name: str) -> tuple[McpPrompt, Any]:
+        """The prompt called `name` and its persona's profile, reading only that persona.
+
+        Raises:
+            ServeError: there is no such prompt (404).
+        """
+        bases = self.bases()
+        for base in sorted(bases, key=len, reverse=True):  # `a.b` before `a` when both are personas
+            if name != base and not name.startswith(base + KIND_SEPARATOR):
+                continue
+            relative = bases[base]
+            try:
+                config = self.folder.config(relative)
+                profile = self.folder.profile(relative, self.context, config=config)
+            except (ProfilesError, Warning):
+                break
+            kind = None if name == base else name[len(base) + 1 :]
+            if kind is not None and kind not in self.folder.kinds(profile):
+                continue
+            return self._prompt(base, relative, config, profile, kind), profile
+        known = ", ".join(sorted(bases)) or "none"
+        raise ServeError(
+            f"no prompt {name[:200]!r}; each persona ({known}) is a prompt, and so is each of its kinds "
+            f"(<persona>{KIND_SEPARATOR}system, …); see prompts/list",
+            status=404,
+        )
+
+    def _of(self, base: str, relative: str) -> list[McpPrompt]:
+        config = self.folder.config(relative)
+        profile = self.folder.profile(relative, self.context, config=config)
+        kinds = (None, *self.folder.kinds(profile))
+        return [self._prompt(base, relative, config, profile, kind) for kind in kinds]
+
+    def _prompt(self, base: str, relative: str, config: Any, profile: Any, kind: str | None) -> McpPrompt:
+        # a secret name or goal is masked here as everywhere: a listing is an answer too
+        name, role, goal = (
+            mask_secrets(profile, value) for value in (profile.get_name(), profile.get_role(), profile.get_goal())
+        )
+        about = ", ".join(str(part) for part in (name, role) if part) or base
+        if kind is None:
+            layout = tuple(slot.kind for slot in profile.layout if slot.kind)
+            description = f"{about}: the chat messages ({', '.join(layout)})" + (f". {goal}" if goal else "")
+            return McpPrompt(base, relative, None, description, self._arguments(relative, config, profile, layout))
+        return McpPrompt(
+            f"{base}{KIND_SEPARATOR}{kind}",
+            relative,
+            kind,
+            f"{about}: the {kind} prompt",
+            self._arguments(relative, config, profile, (kind,)),
+        )
+
+    def _arguments(
+        self, relative: str, config: Any, profile: Any, kinds: tuple[str, ...]
+    ) -> tuple[tuple[str, str, bool], ...]:
+        fields = self.folder.inputs(relative, profile, kinds, config=config)
+        return tuple((item.name, item.description, item.required) for item in fields)
+
+    def render(self, name: str, arguments: dict[str, str] | None) -> tuple[McpPrompt, list[tuple[str, str]]]:
+        """The prompt called `name` rendered with `arguments`: (its listing, [(role, text), …]).
+
+        Raises:
+            ServeError: no such prompt, or a required argument is missing (404 and 422).
+            ProfilesError: the render fails or trips a bound.
+        """
+        prompt, profile = self.find(name)
+        given = {str(key): str(value) for key, value in (arguments or {}).items()}
+        missing = [arg for arg, _, required in prompt.arguments if required and not given.get(arg)]
+        if missing:
+            raise ServeError(f"prompt {name!r} needs the argument(s) {', '.join(missing)}", status=422)
+        unknown = sorted(set(given) - {arg for arg, _, _ in prompt.arguments})
+        if unknown:
+            raise ServeError(f"prompt {name!r} takes no argument(s) {', '.join(unknown)}", status=422)
+        question = given.pop("question", None) or None
+        variables = self.folder.typed(profile, {key: value for key, value in given.items() if value != ""})
+        if prompt.kind is None:
+            messages = self.folder.messages(
+                prompt.persona, self.context, question=question, variables=variables, profile=profile
+            )
+            return prompt, [(message["role"], _text(message.get("content"))) for message in messages]
+        text = self.folder.render(
+            prompt.persona, prompt.kind, self.context, question=question, variables=variables, profile=profile
+        )
+        role = role_of(MessageSlot(kind=prompt.kind), profile.roles)
+        return prompt, [(role, text)]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    import json
+
+    return json.dumps(content, ensure_ascii=False)
+
+
+def build_server(catalog: PromptCatalog) -> Any:
+    """The SDK's low-level MCP server answering `prompts/list` and `prompts/get` from `catalog`."""
+    import anyio
+    import mcp_types as types
+    from mcp import MCPError
+    from mcp.server import Server
+
+    def listed() -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=prompt.name,
+                    description=prompt.description,
+                    arguments=[
+                        types.PromptArgument(name=arg, description=about or None, required=required)
+                        for arg, about, required in prompt.arguments
+                    ],
+                )
+                for prompt in catalog.prompts()
+            ]
+        )
+
+    def got(name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+        try:
+            prompt, messages = catalog.render(name, arguments)
+        except ServeError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+        except (ProfilesError, Warning) as exc:
+            message = exc.message if isinstance(exc, ProfilesError) else str(exc)
+            raise MCPError(code=types.INVALID_PARAMS, message=catalog.folder.clean(message)) from None
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[
+                types.PromptMessage(
+                    role=role if role in _MCP_ROLES else "user",
+                    content=types.TextContent(type="text", text=text, _meta={ROLE_META: role}),
+                )
+                for role, text in messages
+            ],
+        )
+
+    async def on_list_prompts(_ctx: Any, _params: Any) -> types.ListPromptsResult:
+        return await anyio.to_thread.run_sync(listed)
+
+    async def on_get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        try:
+            return await anyio.to_thread.run_sync(got, params.name, params.arguments)
+        except MCPError:
+            raise
+        except Exception as exc:  # a fault of ours: named, never detailed (it could quote a secret)
+            log.error("internal error rendering MCP prompt %r: %s", params.name[:200], type(exc).__name__)
+            raise MCPError(
+                code=types.INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}; please report it"
+            ) from None
+
+    return Server(
+        "agent-profiles",
+        version=__version__,
+        instructions="Prompts of agent-profiles personas: one per persona (its chat messages) and one per "
+        f"prompt kind. A message's content _meta[{ROLE_META!r}] names its role (system, user, …).",
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
+    )
+
+
+def serve_stdio(catalog: PromptCatalog) -> None:
+    """Answer MCP over standard input and output until the client closes them.
+
+    Nothing else may write to standard output: it is the protocol's channel.
+    """
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(catalog)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(run)

@@ -1,0 +1,100 @@
+"""CrewAI: agents.yaml and the tasks.yaml beside it become personas with inputs and a prompt per task."""
+
+from __future__ import annotations
+
+import pytest
+
+from profiles import interop
+from profiles.check import check_paths
+from profiles.errors import ConfigError
+
+from .conftest import EXAMPLES
+
+
+def test_research_crew_agents_become_personas_with_kickoff_inputs():
+    """role, goal and backstory carry over with {topic} as an input; the agent id gives the name."""
+    result = interop.load("crewai", EXAMPLES / "crewai" / "research_crew")
+    researcher, analyst = result.personas
+    assert [researcher.stem, analyst.stem] == ["researcher", "reporting_analyst"]
+    profile = researcher.config.create_profile()
+    assert profile.get_name() == "Researcher"
+    assert profile.provenance["name"].startswith("import:crewai:") and "derived: name" in profile.provenance["name"]
+    assert profile.provenance["role"].endswith("research_crew/config/agents.yaml:4")
+    assert set(researcher.config.inputs) == {"topic", "current_year"}
+    system = profile.format_system_prompt(topic="AI agents", current_year="2025")
+    assert system.startswith("You are Researcher. Your role: AI agents Senior Data Researcher.")
+    assert "Uncover cutting-edge developments in AI agents" in system
+    task = profile.format_prompt("research_task", topic="AI agents", current_year="2025")
+    assert "the current year is 2025." in task
+    assert "This is the expected criteria for your final answer: A list with 10 bullet points" in task
+    assert analyst.data["metadata"]["crewai"]["tasks"]["reporting_task"]["output_file"] == "reports/{topic}_report.md"
+
+
+def test_placeholders_named_like_persona_fields_are_renamed_and_reported():
+    """{goal} and {role} are the customer's, not the agent's: they become goal_input and role_input."""
+    result = interop.load("crewai", EXAMPLES / "crewai" / "support_crew")
+    triage = result.personas[0]
+    assert triage.data["metadata"]["imported"]["renamed"] == {"goal_input": "goal", "role_input": "role"}
+    renamed = [note for note in triage.notes if note.kind == "renamed"]
+    assert len(renamed) == 2 and "{goal}" in renamed[0].message
+    profile = triage.config.create_profile()
+    system = profile.format_system_prompt(
+        company="Acme", customer_name="Li", goal_input="a refund", role_input="CFO", plan="pro", ticket_text="x"
+    )
+    assert "The customer's own goal is: a refund" in system and "(who works as CFO)" in system
+    assert profile.get_goal().endswith("{{ goal_input }}")  # the persona's goal is its own text
+
+
+def test_code_references_are_dropped_and_settings_kept():
+    """Tool names (crew methods) are reported and dropped; switches stay under metadata.crewai."""
+    result = interop.load("crewai", EXAMPLES / "crewai" / "support_crew" / "config" / "agents.yaml")
+    triage, billing, _ = result.personas
+    assert "tools" not in triage.data
+    assert any(note.kind == "code" and note.message.startswith("tools dropped") and note.line == 14
+               for note in triage.notes)
+    assert triage.data["metadata"]["crewai"]["max_iter"] == 8
+    assert triage.data["model"] == "gpt-4o-mini" and triage.data["metadata"]["crewai"]["llm_provider"] == "openai"
+    assert billing.data["metadata"]["crewai"]["function_calling_llm"] == "openai/gpt-4o-mini"
+    metadata_notes = [note for note in billing.notes if note.kind == "metadata"]
+    assert any("date_format" in note.message and note.line == 41 for note in metadata_notes)
+
+
+def test_max_tokens_becomes_a_model_setting_and_crewai_templates_stay_metadata():
+    result = interop.load("crewai", EXAMPLES / "crewai" / "content_crew")
+    planner, writer, _ = result.personas
+    assert writer.config.model_settings.max_tokens == 2048
+    assert "{{ .System }}" in planner.data["metadata"]["crewai"]["system_template"]
+    assert planner.config.create_profile().get_model() == "llama3.1:8b"
+
+
+def test_check_reports_only_the_inputs_crewai_gives_at_kickoff(tmp_path):
+    """CrewAI declares no sample values, so check asks for exactly the kickoff inputs, nothing else."""
+    result = interop.load("crewai", EXAMPLES / "crewai" / "research_crew")
+    for persona in result.personas:
+        (tmp_path / f"{persona.stem}.yaml").write_text(persona.to_yaml(), encoding="utf-8")
+    report = check_paths([tmp_path])
+    assert report.issues and all("has no sample" in issue.message for issue in report.issues)
+    assert {issue.message.split("reads input ")[1].split(" ")[0] for issue in report.issues} == {
+        "'topic'", "'current_year'"
+    }
+
+
+def test_a_task_for_an_unknown_agent_is_reported(tmp_path):
+    (tmp_path / "agents.yaml").write_text("writer:\n  role: Writer\n  goal: Write\n  backstory: B\n")
+    (tmp_path / "tasks.yaml").write_text("t:\n  description: D\n  expected_output: E\n  agent: editor\n")
+    result = interop.load("crewai", tmp_path)
+    assert [persona.stem for persona in result.personas] == ["writer"]
+    assert result.notes[0].line == 1 and "names agent 'editor'" in result.notes[0].message
+
+
+@pytest.mark.parametrize("text,problem", [
+    ("- a\n- b\n", "expected a mapping of agent id"),
+    ("a: 1\n", "agent 'a' must be a mapping"),
+    ("a:\n  role: [x]\n", "a.role must be text"),
+])
+def test_malformed_agents_name_file_and_line(tmp_path, text, problem):
+    path = tmp_path / "agents.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        interop.load("crewai", path)
+    assert problem in str(caught.value) and str(path) in str(caught.value)

@@ -1,0 +1,205 @@
+"""Prompty, Semantic Kernel, Google ADK and Agent Spec files become personas that say what the files said."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from profiles import interop
+from profiles.check import check_paths
+
+from .conftest import EXAMPLES
+
+
+def _write_all(result, folder):
+    for persona in result.personas:
+        (folder / f"{persona.stem}.yaml").write_text(persona.to_yaml(), encoding="utf-8")
+
+
+# Prompty ---------------------------------------------------------------------------------------
+
+
+def test_prompty_v1_sections_inputs_samples_and_settings():
+    (persona,) = interop.load("prompty", EXAMPLES / "prompty" / "v1" / "basic.prompty").personas
+    config = persona.config
+    assert config.model_settings.temperature == 0.2 and config.model_settings.max_tokens == 128
+    assert config.inputs["firstName"].default == "Jane" and config.samples["question"] == "What is the meaning of life?"
+    profile = config.create_profile()
+    assert profile.get_model() == "gpt-4o-mini" and profile.get_role() == "Basic Prompt"
+    assert profile.provenance["role"].endswith("(derived: role)")
+    messages = profile.format_messages("Why is the sky blue?", firstName="Ada", lastName="King")
+    assert [message["role"] for message in messages] == ["system", "user"]
+    assert "You are helping Ada King to find answers" in messages[0]["content"]
+    assert messages[1]["content"] == "Why is the sky blue?"
+    connection = persona.data["metadata"]["prompty"]["model"]["connection"]
+    assert connection == {"kind": "key", "endpoint": "${env:AZURE_OPENAI_ENDPOINT}",
+                          "apiKey": "${env:AZURE_OPENAI_API_KEY}"}
+
+
+def test_prompty_history_loop_becomes_the_history_slot_and_file_sample_is_read():
+    """The chat_history loop is where the conversation goes; sample: ${file:…} is read inside the folder."""
+    (persona,) = interop.load("prompty", EXAMPLES / "prompty" / "v1" / "chat_openai.prompty").personas
+    assert "chat_history" not in persona.config.inputs and "chat_history" not in persona.config.samples
+    assert persona.config.samples["customer"]["firstName"] == "Sarah"
+    profile = persona.config.create_profile()
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello Sarah"}]
+    samples = {key: value for key, value in persona.config.samples.items() if key != "question"}
+    messages = profile.format_messages("Is it waterproof?", history=history, **samples)
+    assert [message["role"] for message in messages] == ["system", "user", "assistant", "user"]
+    assert "catalog: 1" in messages[0]["content"] and "name: TrailMaster X4 Tent" in messages[0]["content"]
+    assert messages[-1]["content"] == "Is it waterproof?"
+
+
+def test_prompty_mustache_body_and_outputs():
+    (persona,) = interop.load("prompty", EXAMPLES / "prompty" / "v1" / "grader_mustache.prompty").personas
+    profile = persona.config.create_profile()
+    assert profile.output_schema.as_dict()["properties"] == {"score": {"type": "number",
+                                                                       "description": "Relevance from 1 to 5"}}
+    user = profile.format_user_prompt(question="Q?", answer="A.")
+    assert user == "Question: Q?\nAnswer: A.\nScore:"
+    assert '{"score": 5} is an example' in profile.format_system_prompt()
+    assert profile.parse_reply('{"score": 4}') == {"score": 4}
+
+
+def test_prompty_v2_renames_thread_tools_and_options():
+    greeting = interop.load("prompty", EXAMPLES / "prompty" / "v2" / "greeting.prompty").personas[0]
+    assert greeting.data["metadata"]["imported"]["renamed"] == {"name_input": "name", "language_input": "language"}
+    assert greeting.config.create_profile().format_user_prompt() == "Say hello to World."
+    thread = interop.load("prompty", EXAMPLES / "prompty" / "v2" / "local_ollama_thread.prompty").personas[0]
+    assert "conversation" not in thread.config.inputs and "messages" not in thread.data
+    weather = interop.load("prompty", EXAMPLES / "prompty" / "v2" / "structured_weather.prompty").personas[0]
+    (tool,) = weather.config.tools
+    assert tool.name == "get_weather" and tool.parameters["properties"]["unit"]["enum"] == ["celsius", "fahrenheit"]
+    assert list(weather.config.model_settings.stop) == ["###"]
+    assert weather.config.model_settings.extra == {"parallel_tool_calls": False}
+    request = weather.config.create_profile().to_request("Weather in Oslo?")
+    assert request["parallel_tool_calls"] is False and request["seed"] == 7
+    assert request["response_format"]["json_schema"]["schema"]["required"] == ["city", "temperature"]
+
+
+def test_imported_prompty_files_pass_check(tmp_path):
+    """Where a Prompty file gives samples or defaults for its inputs, check passes on the result.
+
+    local_ollama_thread.prompty declares `question` without a sample: check asks for that, nothing else.
+    """
+    for folder in ("v1", "v2"):
+        _write_all(interop.load("prompty", EXAMPLES / "prompty" / folder), tmp_path)
+    report = check_paths([tmp_path])
+    assert len(report.checked) == 5
+    assert {issue.file for issue in report.issues} == {str(tmp_path / "local_chat.yaml")}
+    assert all("input 'question' is required" in issue.message for issue in report.issues)
+
+
+# Semantic Kernel -------------------------------------------------------------------------------
+
+
+def test_semantic_kernel_prompt_without_messages_is_one_user_message():
+    (persona,) = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "prompts" / "summarize.yaml").personas
+    profile = persona.config.create_profile()
+    messages = profile.format_messages(input="Q3 revenue rose 4%.")
+    assert messages == [{"role": "user", "content": profile.format_user_prompt(input="Q3 revenue rose 4%.")}]
+    assert "at most 3 sentences, in English." in messages[0]["content"]
+    assert persona.config.model_settings.temperature == 0.2 and persona.config.model_settings.max_tokens == 400
+    kept = persona.data["metadata"]["semantic-kernel"]["execution_settings"]
+    assert set(kept) == {"azure_openai", "ollama"} and kept["ollama"]["model_id"] == "llama3.1:8b"
+
+
+def test_semantic_kernel_handlebars_and_jinja_messages():
+    story = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "prompts" /
+                         "generate_story_handlebars.yaml").personas[0]
+    profile = story.config.create_profile()
+    messages = profile.format_messages(topic="a dog", length=3)
+    assert messages[0] == {"role": "system", "content": "You are a storyteller for children aged 8."}
+    assert messages[1]["content"] == "Tell a story about a dog that is 3 sentences long."
+    assert "moral: be kind" in profile.format_messages(topic="a dog", length=3, moral="be kind")[1]["content"]
+    reply = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "prompts" /
+                         "support_reply_jinja2.yaml").personas[0]
+    history = [{"role": "user", "content": "Earlier"}]
+    turns = reply.config.create_profile().format_messages(
+        company="Acme", ticket="My invoice is wrong", history=history,
+        articles=[{"id": 7, "title": "Invoices", "summary": "How to read one"}],
+    )
+    assert [turn["role"] for turn in turns] == ["system", "user", "user"]
+    assert "- [7] Invoices: How to read one" in turns[0]["content"] and turns[-1]["content"] == "My invoice is wrong"
+
+
+def test_semantic_kernel_agent_and_prompt_folder(tmp_path):
+    agent = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "agents" / "summarizer_agent.yaml")
+    profile = agent.personas[0].config.create_profile()
+    assert "Answer in English and in at most 200 words." in profile.format_system_prompt()
+    assert profile.get_model() == "gpt-4o"
+    menu = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "agents" / "menu_agent_tools.yaml")
+    assert "tools" not in menu.personas[0].data
+    assert any(note.kind == "code" and "MenuPlugin.get_specials" in note.message for note in menu.personas[0].notes)
+    story = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "agents" / "story_agent_template.yaml")
+    assert story.personas[0].data["metadata"]["semantic-kernel"]["metadata"]["created"] == "2025-02-21"
+    folder = interop.load("semantic-kernel", EXAMPLES / "semantic_kernel" / "plugins" / "WriterPlugin")
+    poem = folder.personas[0].config.create_profile()
+    assert poem.format_user_prompt(input="the sea") == (
+        "Write a short poem about the sea in the style of Emily Dickinson.\nKeep it under 8 lines."
+    )
+    _write_all(agent, tmp_path)
+    _write_all(folder, tmp_path)
+    assert check_paths([tmp_path / "aristotle.yaml"]).ok
+
+
+# Google ADK ------------------------------------------------------------------------------------
+
+
+def test_adk_follows_sub_agents_and_drops_code():
+    result = interop.load("adk", EXAMPLES / "google_adk" / "support_desk")
+    assert [persona.stem for persona in result.personas] == ["support_coordinator", "billing_agent", "tech_agent"]
+    coordinator, billing, tech = result.personas
+    assert set(coordinator.config.inputs) == {"app_company_name", "user_display_name", "plan"}
+    assert coordinator.config.inputs["plan"].required is False
+    system = coordinator.config.create_profile().format_system_prompt(app_company_name="Acme",
+                                                                      user_display_name="Li")
+    assert "support coordinator for Acme." in system and "their plan is ." in system
+    assert '{"route": "billing"}' in system
+    assert any(note.kind == "code" and note.message.startswith("before_tool_callbacks") for note in billing.notes)
+    messages = tech.config.create_profile().format_messages("It crashes", product_version="2.1")
+    assert [message["role"] for message in messages] == ["system", "system", "user"]
+    assert messages[1]["content"] == "Product version reported by the customer: 2.1"
+
+
+def test_adk_workflow_agent_gives_no_persona_but_its_sub_agents_do():
+    result = interop.load("adk", EXAMPLES / "google_adk" / "research_assistant" / "root_agent.yaml")
+    assert [persona.stem for persona in result.personas] == ["researcher", "writer"]
+    assert "SequentialAgent" in result.notes[0].message
+    writer = result.personas[1]
+    assert writer.data["metadata"]["imported"]["renamed"] == {"artifact_style_guide_md": "artifact.style_guide.md"}
+
+
+# Agent Spec ------------------------------------------------------------------------------------
+
+
+def test_agentspec_inputs_outputs_llm_and_tools():
+    (persona,) = interop.load("agentspec", EXAMPLES / "agentspec" / "planner_agent.yaml").personas
+    profile = persona.config.create_profile()
+    assert profile.get_model() == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    assert persona.config.inputs["max_steps"].default == 8
+    assert "at most 8 steps" in profile.format_system_prompt(agents="Searcher, Booker")
+    assert [tool.name for tool in profile.tools] == ["list_calendars", "estimate_duration", "get_weather"]
+    assert any("get_weather" in note.message and "url" in note.message for note in persona.notes)
+    assert persona.data["metadata"]["agentspec"]["llm_config"]["url"] == "http://127.0.0.1:8001/v1"
+    assert profile.output_schema.as_dict()["properties"]["plan"]["type"] == "array"
+
+
+def test_agentspec_references_are_resolved():
+    (persona,) = interop.load("agentspec", EXAMPLES / "agentspec" / "ollama_assistant_refs.yaml").personas
+    assert persona.config.create_profile().get_model() == "llama3.1:8b"
+    assert persona.config.model_settings.temperature == 0.7
+    assert persona.data["metadata"]["agentspec"]["llm_config"]["default_generation_parameters"] == {"num_ctx": 8192}
+
+
+@pytest.mark.parametrize("source", ["summarizer_agent.json", "ollama_assistant_refs.yaml"])
+def test_imported_agentspec_with_defaults_passes_check(tmp_path, source):
+    result = interop.load("agentspec", EXAMPLES / "agentspec" / source)
+    _write_all(result, tmp_path)
+    shutil.copy(EXAMPLES / "agentspec" / source, tmp_path / "source")
+    report = check_paths([tmp_path / f"{result.personas[0].stem}.yaml"])
+    if source.startswith("summarizer"):
+        assert report.ok, [str(issue) for issue in report.issues]
+    else:  # user_name has no default or sample in the file: check asks for exactly that
+        assert [issue.message.split("reads input ")[1].split(" ")[0] for issue in report.issues] == ["'user_name'"]

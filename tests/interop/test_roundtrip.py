@@ -1,0 +1,215 @@
+"""Round trips: import, export, import gives the same persona; every exported file loads in its own tool.
+
+The other tools' own loaders read only files this project wrote, never the bundled examples:
+those loaders follow code references and expand aliases, which is why the importers do not use them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from profiles import interop, load_profile
+from profiles.errors import ExportError
+from profiles.interop.exporter import write as export
+
+from .conftest import EXAMPLES, comparable
+
+ROUND_TRIPS = [
+    ("crewai", EXAMPLES / "crewai" / "research_crew"),
+    ("crewai", EXAMPLES / "crewai" / "support_crew"),
+    ("crewai", EXAMPLES / "crewai" / "content_crew"),
+    *[("prompty", path) for path in sorted((EXAMPLES / "prompty" / "v2").glob("*.prompty"))],
+    *[("agentspec", path) for path in sorted((EXAMPLES / "agentspec").iterdir())],
+    ("adk", EXAMPLES / "google_adk" / "support_desk"),
+    ("adk", EXAMPLES / "google_adk" / "research_assistant"),
+    ("adk", EXAMPLES / "google_adk" / "minimal_local"),
+]
+
+
+def _export(format: str, personas: list, folder: Path) -> list[Path]:
+    """Write the personas' export into `folder` (a crew at once; one folder per persona otherwise)."""
+    written = []
+    if format == "crewai":
+        files, _ = export([persona.config for persona in personas], "crewai")
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        return [folder / "agents.yaml"]
+    for index, persona in enumerate(personas):
+        target = folder / str(index)
+        target.mkdir()
+        files, _ = export(persona.config, format)
+        for name, text in files.items():
+            (target / name).write_text(text, encoding="utf-8")
+            written.append(target / name)
+    return written
+
+
+@pytest.mark.parametrize("format,source", ROUND_TRIPS, ids=lambda value: getattr(value, "name", value))
+def test_import_export_import_gives_the_same_persona(tmp_path, format, source):
+    first = interop.load(format, source).personas
+    again = []
+    for path in _export(format, first, tmp_path):
+        again += interop.load(format, path).personas
+    assert [comparable(persona.data) for persona in again] == [comparable(persona.data) for persona in first]
+
+
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "prompty" / "v1").glob("*.prompty")), ids=lambda p: p.name)
+def test_prompty_v1_is_written_as_v2_and_then_stays(tmp_path, path):
+    """A v1 file exports as v2; from then on import and export agree; only v1 settings v2 lacks are left out."""
+    for source in path.parent.iterdir():
+        shutil.copy(source, tmp_path / source.name)
+    first = interop.load("prompty", tmp_path / path.name).personas[0]
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+    (second_path,) = _export("prompty", [first], folders[0])
+    second = interop.load("prompty", second_path).personas[0]
+    (third_path,) = _export("prompty", [second], folders[1])
+    third = interop.load("prompty", third_path).personas[0]
+    assert comparable(third.data) == comparable(second.data)
+    before, after = comparable(first.data), comparable(second.data)
+    assert {key for key in before if before[key] != after.get(key)} <= {"metadata"}
+    for key in set(before["metadata"]["prompty"]["model"]) - set(after["metadata"]["prompty"]["model"]):
+        assert any(f"model.{key}" in note.message for note in first.notes), key
+
+
+def _messages(profile, inputs):
+    return [(message["role"], " ".join(message["content"].split())) for message in profile.format_messages(**inputs)]
+
+
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "prompty").rglob("*.prompty")), ids=lambda p: p.name)
+def test_exported_prompty_prepares_the_same_messages_in_prompty(tmp_path, monkeypatch, path):
+    """prompty 2 loads the exported file and renders the messages the persona renders."""
+    import prompty
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-local-test")
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://example-resource.openai.azure.com")
+    monkeypatch.setenv("LOCAL_LLM_ENDPOINT", "http://127.0.0.1:9/v1")  # prepare() sends nothing
+    persona = interop.load("prompty", path).personas[0]
+    (written,) = _export("prompty", [persona], tmp_path)
+    agent = prompty.load(written)
+    inputs = {**{name: spec.default for name, spec in persona.config.inputs.items() if spec.has_default},
+              **persona.config.samples}
+    inputs.setdefault("question", "What now?")
+    ours = _messages(persona.config.create_profile(), inputs)
+    theirs = [(message.role, " ".join(message.text.split())) for message in prompty.prepare(agent, inputs=inputs)]
+    assert theirs == ours
+
+
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "agentspec").iterdir()), ids=lambda p: p.name)
+def test_exported_agentspec_deserializes(tmp_path, path):
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    persona = interop.load("agentspec", path).personas[0]
+    (written,) = _export("agentspec", [persona], tmp_path)
+    agent = AgentSpecDeserializer().from_json(written.read_text(encoding="utf-8"))
+    assert agent.name == persona.config.create_profile().get_name()
+    renamed = persona.data["metadata"]["imported"].get("renamed", {})
+    expected = re.sub(r"\{\{ (\w+) \}\}", lambda match: "{{" + renamed.get(match.group(1), match.group(1)) + "}}",
+                      persona.data["templates"]["system"]["inline"])
+    assert agent.system_prompt == expected
+    assert [prop.title for prop in agent.inputs] == [renamed.get(name, name) for name in persona.config.inputs]
+    assert agent.llm_config.model_id == persona.config.create_profile().get_model()
+
+
+@pytest.mark.parametrize("folder", ["support_desk", "research_assistant", "minimal_local"])
+def test_exported_adk_configs_load_in_adk(tmp_path, folder):
+    from google.adk.agents import config_agent_utils
+
+    for persona in interop.load("adk", EXAMPLES / "google_adk" / folder).personas:
+        target = tmp_path / persona.stem
+        target.mkdir()
+        files, _ = export(persona.config, "adk", model=None if persona.config.model else "gemini-2.5-flash")
+        (target / "root_agent.yaml").write_text(files["root_agent.yaml"], encoding="utf-8")
+        agent = config_agent_utils.from_config(str(target / "root_agent.yaml"))
+        assert agent.name == persona.data["metadata"]["imported"]["id"]
+        assert "{" not in agent.instruction or re.search(r"\{[a-z_:?.]+\}", agent.instruction)
+
+
+PERSONAS = sorted((Path(__file__).resolve().parent.parent.parent / "profile_configs").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", PERSONAS, ids=lambda p: p.name)
+def test_bundled_personas_export_to_files_each_tool_loads(tmp_path, monkeypatch, path):
+    """The project's own personas export to every format, and each tool loads what was written."""
+    import prompty
+    from google.adk.agents import config_agent_utils
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    config = load_profile(path)
+    variables = {name: spec.examples[0] for name, spec in config.inputs.items() if spec.examples}
+    variables.update({key: value for key, value in config.samples.items() if not isinstance(value, dict)})
+    files, _ = export(config, "prompty")
+    (name, text), = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    prepared = prompty.prepare(prompty.load(tmp_path / name), inputs={"question": "Plan a trip", **variables})
+    ours = config.create_profile().format_messages("Plan a trip", **variables)
+    assert [" ".join(m.text.split()) for m in prepared] == [" ".join(m["content"].split()) for m in ours]
+    files, _ = export(config, "agentspec", model="gpt-4o-mini")
+    agent = AgentSpecDeserializer().from_json(next(iter(files.values())))
+    assert agent.name == config.create_profile().get_name()
+    files, _ = export(config, "adk", model="gemini-2.5-flash")
+    (tmp_path / "root_agent.yaml").write_text(files["root_agent.yaml"], encoding="utf-8")
+    adk_agent = config_agent_utils.from_config(str(tmp_path / "root_agent.yaml"))
+    assert config.create_profile().get_name() in adk_agent.instruction.splitlines()[0]
+    files, _ = export([config], "crewai")
+    assert set(files) == {"agents.yaml", "tasks.yaml"}
+
+
+def test_secrets_are_written_as_references_never_values(tmp_path, monkeypatch, write):
+    """A secret field becomes a placeholder (Prompty: an input defaulting to ${env:KEY}); its value never appears."""
+    monkeypatch.setenv("SUPPORT_DESK_TOKEN", "tok-very-secret-123")
+    path = write(
+        "desk.yaml",
+        "name: Ada\nrole: Support\ngoal: 'Quote the desk code {{ desk_code }}'\ninputs: {desk_code: string}\n"
+        "expand_prompt: {key: SUPPORT_DESK_TOKEN, provider: env}\nallow_secrets: [expand_prompt]\n",
+    )
+    assert "tok-very-secret-123" in load_profile(path).create_profile().format_system_prompt(desk_code="7")
+    for format in ("prompty", "crewai"):
+        files, _ = export(path, format) if format == "prompty" else export([path], format)
+        text = "".join(files.values())
+        assert "tok-very-secret-123" not in text
+    files, _ = export(path, "prompty")
+    assert "default: ${env:SUPPORT_DESK_TOKEN}" in next(iter(files.values()))
+    with pytest.raises(ExportError) as caught:
+        export(path, "agentspec", model="m")
+    assert "secret" in str(caught.value) and "tok-very-secret-123" not in str(caught.value)
+
+
+def test_a_literal_placeholder_cannot_go_to_crewai_or_adk(write):
+    """CrewAI and ADK would fill a literal {first_name}; the export refuses it instead of writing it."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: \"Greet users as {% raw %}{first_name}{% endraw %}\"\n")
+    for format, options in (("crewai", {}), ("adk", {"model": "gemini-2.5-flash"})):
+        with pytest.raises(ExportError) as caught:
+            export([path] if format == "crewai" else path, format, **options)
+        assert "{first_name}" in str(caught.value) and "escape" in str(caught.value)
+    files, _ = export(path, "prompty")
+    assert "Greet users as {first_name}" in next(iter(files.values()))
+
+
+def test_a_placeholder_in_a_filter_is_refused(write):
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ninputs: {topic: string}\ngoal: 'Study {{ topic | upper }}'\n")
+    with pytest.raises(ExportError) as caught:
+        export(path, "agentspec", model="m")
+    assert "'topic' through the filter 'upper'" in str(caught.value)
+
+
+def test_braces_in_plain_fields_stay_text_both_ways(tmp_path):
+    """A description with {{ braces }} is text in Agent Spec: it imports as text and exports back the same."""
+    source = tmp_path / "a.json"
+    source.write_text('{"component_type": "Agent", "name": "Ada {{x}}", "description": "Reply as {% raw %} {{ x }}",'
+                      ' "system_prompt": "Hi", "llm_config": {"component_type": "OpenAiConfig", "name": "m",'
+                      ' "model_id": "m"}}')
+    (persona,) = interop.load("agentspec", source).personas
+    profile = persona.config.create_profile().with_templates(system="{{ name }}: {{ goal }}")
+    assert profile.format_system_prompt() == "Ada {{x}}: Reply as {% raw %} {{ x }}"
+    files, _ = export(persona.config, "agentspec")
+    written = json.loads(next(iter(files.values())))
+    assert written["description"] == "Reply as {% raw %} {{ x }}" and written["name"] == "Ada {{x}}"

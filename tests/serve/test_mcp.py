@@ -1,0 +1,117 @@
+"""MCP prompts through the official SDK's own clients: over stdio (`profiles mcp`, spawned by the
+SDK's stdio client) and over streamable HTTP (`/mcp/` of a running `profiles serve`)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from profiles.serve.mcp_prompts import ROLE_META
+
+from .conftest import SECRET_VALUE
+
+INVALID_PARAMS = -32602
+TICKET = "I was charged twice for March."
+
+
+@asynccontextmanager
+async def over_stdio(root, *args, errlog):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "profiles", "mcp", str(root), *args])
+    async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def over_http(base):
+    async with streamable_http_client(base + "/mcp/") as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+async def _check_prompts(session) -> None:
+    """What both transports must answer, the same way."""
+    listed = {prompt.name: prompt for prompt in (await session.list_prompts()).prompts}
+    assert {"triage", "triage.system", "triage.user", "summarizer", "summarizer.system", "planner"} <= set(listed)
+    assert "broken" not in listed  # a persona that does not load offers no prompt
+    arguments = {arg.name: (arg.required, arg.description) for arg in listed["triage"].arguments}
+    assert arguments["ticket"] == (True, "The customer's message, as they wrote it.")
+    assert arguments["tier"] == (False, "The customer's plan.")
+    assert arguments["max_labels"] == (False, "The most labels to suggest.")
+    assert arguments["question"][0] is False
+    user_only = {arg.name for arg in listed["triage.user"].arguments}
+    assert "ticket" in user_only and "max_labels" not in user_only  # what that prompt's template reads
+    planner = {arg.name: arg.required for arg in listed["planner.system"].arguments}
+    assert planner["agents"] is True and planner["max_steps"] is False  # undeclared; a default in variables
+
+    got = await session.get_prompt("triage", {"ticket": TICKET, "max_labels": "2", "tier": "pro"})
+    roles = [(message.role, message.content.meta[ROLE_META]) for message in got.messages]
+    assert roles == [("user", "system"), ("user", "user")]
+    system, user = (message.content.text for message in got.messages)
+    assert system.startswith("You are Iris.") and "Suggest at most 2 labels." in system
+    assert user == f"Customer plan: pro\nTicket:\n{TICKET}"
+
+    one = await session.get_prompt("summarizer.system", {})
+    assert [message.content.meta[ROLE_META] for message in one.messages] == ["system"]
+    assert one.messages[0].content.text.startswith("You are Aristotle.")
+
+    masked = await session.get_prompt("secretive", {})
+    assert masked.messages[0].content.text.startswith("You are ***.") and SECRET_VALUE not in str(masked)
+
+    for name, arguments, words in (
+        ("triage", {}, "ticket"),
+        ("triage", {"ticket": "x", "max_labels": "lots"}, "max_labels"),
+        ("triage", {"ticket": "x", "colour": "blue"}, "colour"),
+        ("nope", {}, "no prompt 'nope'"),
+        ("bounded.user", {"question": "q"}, "LimitExceeded"),
+    ):
+        with pytest.raises(MCPError) as raised:
+            await session.get_prompt(name, arguments)
+        assert raised.value.error.code == INVALID_PARAMS and words in raised.value.error.message, (name, raised)
+    assert (await session.get_prompt("planner", {"agents": "Searcher"})).messages  # and it keeps serving
+
+
+def test_prompts_over_stdio(persona_root, tmp_path):
+    errlog = (tmp_path / "server.log").open("w+")
+
+    async def main() -> None:
+        async with over_stdio(persona_root, errlog=errlog) as session:
+            await _check_prompts(session)
+        async with over_stdio(persona_root / "summarizer.yaml", "--deployment", "prod", errlog=errlog) as session:
+            names = [prompt.name for prompt in (await session.list_prompts()).prompts]
+            assert names == ["summarizer", "summarizer.system", "summarizer.user", "summarizer.write_memory"]
+            got = await session.get_prompt("summarizer.system", {})
+            assert got.messages[0].content.text.startswith("You are Plato.")
+
+    anyio.run(main)
+    errlog.seek(0)
+    log = errlog.read()
+    assert "broken.yaml is left out of the MCP prompts" in log and SECRET_VALUE not in log
+
+
+def test_prompts_over_streamable_http(live):
+    async def main() -> None:
+        async with over_http(live.base) as session:
+            await _check_prompts(session)
+        async with Client(live.base + "/mcp/") as client:  # the SDK's newer client, its own protocol era
+            got = await client.get_prompt("triage.user", {"ticket": TICKET})
+            assert got.messages[0].content.text.endswith(TICKET)
+
+    anyio.run(main)
+
+
+def test_the_http_endpoint_checks_host_and_origin(live):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    with httpx.Client(base_url=live.base) as http:
+        assert http.post("/mcp/", json=ping, headers=headers).status_code == 200
+        foreign = http.post("/mcp/", json=ping, headers={**headers, "Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        rebound = http.post("/mcp/", json=ping, headers={**headers, "Host": "evil.example"})
+        assert rebound.status_code == 400

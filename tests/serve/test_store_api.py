@@ -1,0 +1,196 @@
+"""The store API on both backends: reads with ETags, writes with the token, and what it refuses."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from profiles.store import PromptStore
+
+from .live import TOKEN
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+def served(start, store_url):
+    """A server of its own over an empty store, once per backend."""
+    with start(store_url=store_url) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        yield http
+
+
+def _put(http, name, content, **values):
+    answer = http.post("/api/store/put", json={"name": name, "content": content, **values}, headers=AUTH)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def test_writes_need_the_token(served):
+    body = {"name": "a/name", "content": "Ada"}
+    missing = served.post("/api/store/put", json=body)
+    assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith("Bearer")
+    assert "Authorization: Bearer" in missing.json()["message"]
+    wrong = served.post("/api/store/put", json=body, headers={"Authorization": "Bearer not-the-token"})
+    assert wrong.status_code == 401 and wrong.json()["message"].startswith("wrong token")
+    scheme = served.post("/api/store/put", json=body, headers={"Authorization": f"Basic {TOKEN}"})
+    assert scheme.status_code == 401
+    assert served.get("/api/store/prompts").json()["prompts"] == []  # nothing was written
+    assert served.post("/api/store/label", json={"name": "a/name", "label": "x", "version": 1}).status_code == 401
+
+
+def test_put_get_history_diff_and_label(served):
+    first = _put(served, "summarizer/name", "Ada\n", label="production", note="first", author="ann")
+    assert (first["version"], first["labels"], first["author"]) == (1, ["production"], "ann")
+    _put(served, "summarizer/name", "Grace\n", label="staging")
+    _put(served, "summarizer/name", "艾达\n", language="zh", label="production")
+
+    listed = served.get("/api/store/prompts").json()["prompts"]
+    assert [(item["name"], item["language"], item["latest_version"], item["labels"]) for item in listed] == [
+        ("summarizer/name", "", 2, {"production": 1, "staging": 2}),
+        ("summarizer/name", "zh", 1, {"production": 1}),
+    ]
+    by_label = served.get("/api/store/prompt", params={"name": "summarizer/name", "label": "staging"}).json()
+    assert (by_label["content"], by_label["version"], by_label["matched"]) == ("Grace\n", 2, "staging")
+    by_version = served.get("/api/store/prompt", params={"name": "summarizer/name", "version": 1}).json()
+    assert by_version["content"] == "Ada\n" and by_version["note"] == "first"
+    fallback = served.get("/api/store/prompt", params={"name": "summarizer/name", "language": "zh-TW"}).json()
+    assert fallback["content"] == "艾达\n"
+
+    history = served.get("/api/store/history", params={"name": "summarizer/name"}).json()
+    assert [(item["version"], item["labels"]) for item in history["versions"]] == [
+        (1, ["production"]),
+        (2, ["staging"]),
+    ]
+    diff = served.get("/api/store/diff", params={"name": "summarizer/name", "from": 1, "to": 2}).json()
+    assert "-Ada" in diff["diff"] and "+Grace" in diff["diff"] and diff["from_ref"] == "summarizer/name v1"
+
+    moved = served.post(
+        "/api/store/label", json={"name": "summarizer/name", "label": "production", "version": 2}, headers=AUTH
+    )
+    assert moved.status_code == 200 and moved.json()["labels"] == ["production", "staging"]
+    now = served.get("/api/store/prompt", params={"name": "summarizer/name", "label": "production"}).json()
+    assert now["version"] == 2
+
+
+def test_chain_picks_the_first_label_a_prompt_has(served):
+    """`chain` is what the `store` provider asks: labels in order, `latest` for the newest version."""
+    _put(served, "p/goal", "one", label="production")
+    _put(served, "p/goal", "two")
+    staging = served.get("/api/store/prompt", params={"name": "p/goal", "chain": "staging,production,latest"}).json()
+    assert (staging["content"], staging["matched"]) == ("one", "production")
+    latest = served.get("/api/store/prompt", params={"name": "p/goal", "chain": "dev,latest"}).json()
+    assert (latest["content"], latest["matched"]) == ("two", "latest")
+    both = served.get("/api/store/prompt", params={"name": "p/goal", "chain": "latest", "label": "x"})
+    assert both.status_code == 422
+
+
+def test_reads_revalidate_with_etags(served):
+    """An unchanged prompt is a 304; once its label moves, the same tag gets the new version."""
+    _put(served, "e/name", "Ada", label="production")
+    _put(served, "e/name", "Grace")
+    params = {"name": "e/name", "chain": "production,latest"}
+    first = served.get("/api/store/prompt", params=params)
+    etag = first.headers["etag"]
+    assert served.get("/api/store/prompt", params=params, headers={"If-None-Match": etag}).status_code == 304
+    list_tag = served.get("/api/store/prompts").headers["etag"]
+    served.post("/api/store/label", json={"name": "e/name", "label": "production", "version": 2}, headers=AUTH)
+    after = served.get("/api/store/prompt", params=params, headers={"If-None-Match": etag})
+    assert after.status_code == 200 and after.json()["content"] == "Grace"
+    assert served.get("/api/store/prompts", headers={"If-None-Match": list_tag}).status_code == 200
+
+
+def test_missing_prompts_and_versions_are_404(served):
+    _put(served, "m/name", "Ada")
+    for params in ({"name": "nope"}, {"name": "m/name", "version": 9}, {"name": "m/name", "label": "nope"}):
+        answer = served.get("/api/store/prompt", params=params)
+        assert answer.status_code == 404 and answer.json()["error"] == "PromptNotFoundError", params
+    assert served.get("/api/store/history", params={"name": "nope"}).status_code == 404
+    missing = served.post("/api/store/label", json={"name": "m/name", "label": "x", "version": 9}, headers=AUTH)
+    assert missing.status_code == 404 and "no such version" in missing.json()["message"]
+
+
+def test_invalid_writes_are_422_and_write_nothing(served):
+    for body in (
+        {"name": "", "content": "x"},
+        {"name": "n", "content": "nul\x00"},
+        {"name": "n", "content": "x", "label": " padded "},
+        {"name": "n", "content": "x", "language": "not a tag!"},
+        {"name": "n", "content": "x", "colour": "blue"},
+    ):
+        answer = served.post("/api/store/put", json=body, headers=AUTH)
+        assert answer.status_code == 422, (body, answer.text)
+    assert served.get("/api/store/prompts").json()["prompts"] == []
+
+
+def test_a_read_only_server_refuses_writes_even_with_the_token(start, sqlite_url):
+    with start(store_url=sqlite_url, read_only=True) as live, httpx.Client(base_url=live.base) as http:
+        answer = http.post("/api/store/put", json={"name": "n", "content": "x"}, headers=AUTH)
+        assert answer.status_code == 403 and "read-only" in answer.json()["message"]
+        assert http.get("/api/health").json()["read_only"] is True
+
+
+def test_an_absent_store_reads_empty_and_the_first_put_creates_it(start, tmp_path):
+    path = tmp_path / "later" / "store.db"
+    with start(store_url=f"sqlite:///{path}") as live, httpx.Client(base_url=live.base) as http:
+        assert http.get("/api/store/prompts").json()["prompts"] == []
+        assert http.get("/api/store/prompt", params={"name": "x"}).status_code == 404
+        assert not path.exists()
+        _put(http, "x", "first")
+        assert path.exists()
+    with PromptStore(f"sqlite:///{path}") as store:
+        assert store.get("x").content == "first"
+
+
+def test_an_unreachable_database_is_503_and_the_server_keeps_serving(start):
+    url = "postgresql+psycopg://nobody:hunter2pw@127.0.0.1:1/none?connect_timeout=2"
+    with start(store_url=url) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        answer = http.get("/api/store/prompts")
+        assert answer.status_code == 503 and answer.json()["error"] == "StoreError"
+        assert "Connection refused" in answer.json()["message"]
+        for path in ("/api/store/prompts", "/api/health", "/store", "/"):
+            assert "hunter2pw" not in http.get(path).text, path
+        assert http.get("/api/personas").status_code == 200
+
+
+def test_a_server_reading_another_servers_store_has_no_store_pages(start):
+    with start(store_url="http://127.0.0.1:9/") as live, httpx.Client(base_url=live.base) as http:
+        answer = http.get("/api/store/prompts")
+        assert answer.status_code == 404 and "another server" in answer.json()["message"]
+        page = http.get("/store")
+        assert page.status_code == 404 and "another server" in page.text
+
+
+def test_concurrent_puts_number_versions_without_gaps(served):
+    """Writers racing through the API get distinct, gapless versions (the store's guarantee, over HTTP)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = f"race/{uuid.uuid4().hex[:8]}"
+    with ThreadPoolExecutor(8) as pool:
+        versions = list(pool.map(lambda index: _put(served, name, f"text {index}")["version"], range(24)))
+    assert sorted(versions) == list(range(1, 25))
+
+
+def test_reads_are_kept_for_the_store_cache_and_forgotten_after_a_write(start, sqlite_url):
+    """A change made to the database elsewhere shows once the kept read expires; one made through
+    this server shows at once."""
+    with PromptStore(sqlite_url) as store:
+        store.put("k/name", "Ada", label="production")
+        store.put("k/name", "Grace")
+    params = {"name": "k/name", "label": "production"}
+    with start(store_url=sqlite_url, store_cache=3600) as live, httpx.Client(base_url=live.base) as http:
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 2)  # behind the server's back
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"  # kept
+        moved = http.post("/api/store/label", json={"name": "k/name", "label": "staging", "version": 1}, headers=AUTH)
+        assert moved.status_code == 200
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Grace"  # forgotten at once
+    with start(store_url=sqlite_url, store_cache=0) as live, httpx.Client(base_url=live.base) as http:
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 1)
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Ada"
+        with PromptStore(sqlite_url) as store:
+            store.set_label("k/name", "production", 2)
+        assert http.get("/api/store/prompt", params=params).json()["content"] == "Grace"
