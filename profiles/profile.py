@@ -5,6 +5,10 @@ rendering is pure and the same profile renders the same prompt from any thread. 
 text, `format_messages` arranges the prompts as chat messages (`messages.py`), `to_request`
 builds a whole request body for one API (`requests.py`) and `parse_reply` reads a reply by the
 persona's output schema (`output_schema.py`); those modules do the work, this one renders.
+
+A profile is small: what every profile of one persona and context shares (literal fields,
+renderer, field templates, per-kind render plans) lives in its plan (`plan.py`), and the profile
+holds only its id and the values of its dynamic fields.
 """
 
 from __future__ import annotations
