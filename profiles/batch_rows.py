@@ -273,8 +273,9 @@ class RowPlans:
     # planning ------------------------------------------------------------------------------------
     def _plan(self, profile: DefaultProfile, read: RowRead) -> _Shape:
         """The shape of `read`'s row, from the profile made of it; raises when there is nothing to plan."""
-        if profile.inputs or profile.requires_resources or profile._withheld_names:
-            raise ValueError("not planned: inputs, resources or secrets")
+        shared = profile._base  # the persona's plan (profiles.plan), which the profile reads through to
+        if profile.inputs or profile.requires_resources or shared.withheld_names or shared.dynamic:
+            raise ValueError("not planned: inputs, resources, secrets or values looked up per profile")
         kinds = []
         for kind, extra in _KIND_INPUTS.items():
             inputs = {"question": self._question, **extra}
@@ -283,7 +284,7 @@ class RowPlans:
 
     def _kind(self, profile: DefaultProfile, kind: str, inputs: Mapping[str, Any], read: RowRead) -> _Kind:
         plan = profile.plans.get(kind) or profile._plan(kind)
-        if plan.unresolved or plan.secret or plan.required:
+        if plan.unresolved or plan.secret or plan.required or plan.from_own:
             raise ValueError("not planned: variables only a caller gives")
         constant: dict[str, Any] = {}
         places: dict[str, int] = {}
@@ -326,7 +327,7 @@ class RowPlans:
         read: RowRead,
     ) -> _Template:
         """A field template's variables, found as the profile's lookup finds them (no caller's variables)."""
-        defaults = profile._kind_defaults(kind)
+        defaults = profile._base.kind_defaults(kind)
         constant: dict[str, Any] = {}
         places: list[tuple[str, int]] = []
         for name in template.declared:
