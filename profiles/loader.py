@@ -23,7 +23,6 @@ from typing import Any
 from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
 from .fields import confine_root_var
-from .inheritance import merge_configs
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
 
@@ -181,6 +180,8 @@ def _build(
         problems.extend(exc.issues)
     if problems:
         raise ConfigError(problems)
+    from .inheritance import merge_configs  # imported here: most personas extend nothing
+
     data, lines = merge_configs([*parents, child])
     return source.validate(data, partial=partial, lines=lines)
 
