@@ -23,7 +23,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
  7  interop/ adapters/                     other tools' files read into personas and written from them;
                                            personas handed to agent frameworks as their own objects
  7  serve/                                 HTTP API, MCP prompts and web studio (the `serve` extra)
- 6  loader explain validate check         persona files and folders, explain, validate, check,
+ 6  loader explanation validate check      persona files and folders, explain, validate, check,
     batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
     report                                 for review;
     factories/                             diversity reports; personas from datasets, an LLM, or several
@@ -37,7 +37,7 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
                                            and LSH over texts; none knows what a persona is
     requests                               request bodies for each API from messages, tools, settings
  0  errors context secrets safe_yaml       the error tree, the context, secrets, bounded YAML,
-    tools resources react                  tool specs, resources and the ReAct format,
+    tools resources react lookalikes       tool specs, resources and the ReAct format, other tools' files,
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes,
@@ -124,7 +124,7 @@ _LAZY = {
     "UnknownDeploymentWarning": "deployments",
     "UnknownModelWarning": "rendering.families",
     "check_paths": "check",
-    "explain": "explain",
+    "explain": "explanation",
     "load_profile": "loader",
     "load_profiles": "loader",
     "looks_like_credential": "secrets",
@@ -231,7 +231,7 @@ if TYPE_CHECKING:
     from .context import Context, Resolved
     from .deployments import UnknownDeploymentWarning
     from .dynconfig import ConfigInfo, DynConfig
-    from .explain import explain
+    from .explanation import explain
     from .factories.base import ProfileFactory
     from .factories.composite import CompositeProfileFactory
     from .factories.dataset import DatasetProfileFactory, FieldMapping, load_mapping

@@ -139,11 +139,21 @@ class ConfigError(ProfilesError, ValueError):
         elif isinstance(issues, ConfigIssue):
             issues = [issues]
         self.issues: list[ConfigIssue] = list(issues)
+        super().__init__(self.listing())
+
+    def listing(self, most: int | None = None) -> str:
+        """Every problem on a line of its own, each line bounded rather than the whole.
+
+        `str(error)` is bounded like any error's message, so a folder with hundreds of problems
+        would show only the first few; the command line prints this instead, up to `most` lines.
+        """
         if len(self.issues) == 1:
-            text = str(self.issues[0])
-        else:
-            text = f"{len(self.issues)} problems:\n" + "\n".join(f"  {issue}" for issue in self.issues)
-        super().__init__(text)
+            return str(self.issues[0])
+        shown = self.issues if most is None else self.issues[:most]
+        lines = [f"{len(self.issues)} problems:", *(f"  {_bounded(str(issue))}" for issue in shown)]
+        if len(shown) < len(self.issues):
+            lines.append(f"  … and {len(self.issues) - len(shown)} more")
+        return "\n".join(lines)
 
 
 class ResolutionError(ProfilesError):

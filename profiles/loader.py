@@ -23,6 +23,7 @@ from typing import Any
 from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
 from .fields import confine_root_var
+from .lookalikes import lookalike
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
 
@@ -93,6 +94,10 @@ def parse_profiles(
                     column=1,
                 )
             )
+            continue
+        other = lookalike(document, file)
+        if other is not None:
+            problems.append(ConfigIssue(other, file=file, line=1, column=1))
             continue
         source = _Source(text, index, file, base_dir, field_lines[index] if index < len(field_lines) else {})
         root = base_dir or Path.cwd()

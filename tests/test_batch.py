@@ -260,25 +260,39 @@ def _wait_for_rows(checkpoint: Path, rows: int, child: subprocess.Popen) -> None
     raise AssertionError("no progress within 60 s")
 
 
+#: Rows of the interrupted batches: enough that thousands are still to come when the first checkpoint
+#: appears (at 1,000 rows), however fast the machine, so the signal always lands mid-way.
+KILLED_BATCH_ROWS = 40_000
+
+_KILLED_BATCH_ARGS = [
+    sys.executable,
+    "-m",
+    "profiles",
+    "batch",
+    "--map",
+    str(DATASETS / "customers.map.yaml"),
+    "--base",
+    str(DATASETS / "support_agent.yaml"),
+    "--quiet",
+]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory) -> tuple[Path, Path]:
+    """The input of the killed-batch tests and the output of one uninterrupted run over it, made once."""
+    folder = tmp_path_factory.mktemp("killed")
+    source = make_customers(folder / "c.csv", KILLED_BATCH_ROWS)
+    whole = folder / "whole.jsonl"
+    subprocess.run([*_KILLED_BATCH_ARGS, "--from", str(source), "--out", str(whole)], check=True, cwd=REPO)
+    return source, whole
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM], ids=["SIGKILL", "SIGINT", "SIGTERM"])
-def test_killed_cli_resumes_to_the_same_output(tmp_path, how):
+def test_killed_cli_resumes_to_the_same_output(tmp_path, how, uninterrupted):
     """A real `profiles batch` killed mid-way, then run with --resume, equals an uninterrupted run."""
-    source = make_customers(tmp_path / "c.csv", 5000)
-    args = [
-        sys.executable,
-        "-m",
-        "profiles",
-        "batch",
-        "--from",
-        str(source),
-        "--map",
-        str(DATASETS / "customers.map.yaml"),
-        "--base",
-        str(DATASETS / "support_agent.yaml"),
-        "--quiet",
-    ]
-    whole, cut = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl"
-    subprocess.run([*args, "--out", str(whole)], check=True, cwd=REPO)
+    source, whole = uninterrupted
+    args = [*_KILLED_BATCH_ARGS, "--from", str(source)]
+    cut = tmp_path / "cut.jsonl"
     child = subprocess.Popen([*args, "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True)
     _wait_for_rows(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
     child.send_signal(how)

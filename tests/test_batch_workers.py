@@ -101,6 +101,11 @@ def test_workers_must_be_at_least_one(tmp_path, runner):
 # -- killed mid-way ---------------------------------------------------------------------------------
 
 
+#: Rows of the killed batches: enough that thousands are still to come when the first checkpoint
+#: appears (at 1,000 rows), however fast the machine, so the kill always lands mid-way.
+KILLED_BATCH_ROWS = 20_000
+
+
 def _args(source: Path) -> list[str]:
     return [sys.executable, "-m", "profiles", "batch", "--from", str(source), "--map", str(MAP), "--base", str(BASE),
             "--render", "--quiet", "--workers", "2"]
@@ -139,7 +144,7 @@ def _resume_equals_whole(tmp_path: Path, source: Path, cut: Path) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker processes through /proc")
 def test_killing_the_parent_then_resuming_equals_an_uninterrupted_run(tmp_path):
-    source = make_customers(tmp_path / "c.csv", 6000)
+    source = make_customers(tmp_path / "c.csv", KILLED_BATCH_ROWS)
     cut = tmp_path / "cut.jsonl"
     child = subprocess.Popen([*_args(source), "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True)
     _wait_for(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
@@ -157,7 +162,7 @@ def test_killing_the_parent_then_resuming_equals_an_uninterrupted_run(tmp_path):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the worker processes through /proc")
 def test_killing_a_worker_stops_the_batch_and_resume_finishes_it(tmp_path):
-    source = make_customers(tmp_path / "c.csv", 6000)
+    source = make_customers(tmp_path / "c.csv", KILLED_BATCH_ROWS)
     cut = tmp_path / "cut.jsonl"
     child = subprocess.Popen([*_args(source), "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True)
     _wait_for(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
@@ -171,7 +176,7 @@ def test_killing_a_worker_stops_the_batch_and_resume_finishes_it(tmp_path):
     assert "a worker process stopped unexpectedly" in stderr and "--resume" in stderr
     assert "internal error" not in stderr
     done = _rows_done(cut.with_name("cut.jsonl.checkpoint"))
-    assert 1000 <= done < 6000
+    assert 1000 <= done < KILLED_BATCH_ROWS
     assert len(cut.read_bytes().splitlines()) == done  # exactly the rows the checkpoint covers
     _resume_equals_whole(tmp_path, source, cut)
 

@@ -109,6 +109,15 @@ def test_error_example_matches_real_output(runner, tmp_path):
         assert prefix in result.output, (prefix, result.output)
 
 
+def test_lookalike_example_matches_real_output(runner, monkeypatch):
+    """The sampling-plan line shown in the README is what a walk of its folder prints."""
+    shown = re.search(r"```text\n(examples/generate/plan\.yaml:1:1: .*?)\n```", README, re.S).group(1)
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(cli, ["validate", "examples/generate/"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert shown in result.output
+
+
 def test_setup_commands_match_ci():
     """The README opens with the two commands, and CI runs the second one as written."""
     commands = [body.strip() for _, lang, body in BLOCKS[:2]]

@@ -18,17 +18,20 @@ from typing import Any
 
 import click
 
-from ..errors import ProfilesError, os_reason
+from ..errors import ConfigError, ProfilesError, os_reason
 from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
 
 __all__ = ["InternalError", "ProfilesCommandError", "ProfilesGroup"]
+
+#: Most problems one `Error:` lists; a folder with more says how many were left out.
+MAX_LISTED_PROBLEMS = 1000
 
 
 class ProfilesCommandError(click.ClickException):
     """A library error shown as `Error: message`, exiting with the error's own status."""
 
     def __init__(self, error: ProfilesError) -> None:
-        super().__init__(str(error))
+        super().__init__(error.listing(MAX_LISTED_PROBLEMS) if isinstance(error, ConfigError) else str(error))
         self.exit_code = error.exit_code
 
 

@@ -352,7 +352,7 @@ def explain(
     Example:
       profiles explain profile_configs/summarizer.yaml --deployment prod
     """
-    from ..explain import explain as explain_persona
+    from ..explanation import explain as explain_persona
     from ..loader import load_profile
 
     with showing_warnings(), using_store(store_url):  # e.g. an unknown deployment, shown once

@@ -177,6 +177,11 @@ class Draft:
             self.drop(key, "its name says it holds a credential, and its value is no ${env:…} reference; give it "
                       "through the environment instead", line, kind="secret")
             return
+        secrets: list[str] = []
+        value = _without_secrets(value, key, secrets)
+        for inner in secrets:
+            self.drop(inner, "its name says it holds a credential, and its value is no ${env:…} reference; give it "
+                      "through the environment instead", line, kind="secret")
         target = self.extra
         *parents, last = key.split(".")
         for part in parents:
@@ -368,6 +373,26 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
+    return value
+
+
+def _without_secrets(value: Any, where: str, dropped: list[str]) -> Any:
+    """`value` less every entry, however deep, whose name says credential and whose value is a literal.
+
+    A connection block kept as metadata (`model.connection.apiKey: sk-…`) must not carry the key
+    into a persona file; a `${env:KEY}` reference stays. The paths left out go into `dropped`.
+    """
+    if isinstance(value, Mapping):
+        kept = {}
+        for name, item in value.items():
+            path = f"{where}.{name}"
+            if secret_name(str(name)) and not _references_only(item):
+                dropped.append(path)
+            else:
+                kept[name] = _without_secrets(item, path, dropped)
+        return kept
+    if isinstance(value, (list, tuple)):
+        return [_without_secrets(item, f"{where}.{index}", dropped) for index, item in enumerate(value)]
     return value
 
 

@@ -8,7 +8,8 @@ template (other sections become prompt kinds placed by `messages:`); a chat-hist
 `thread` input becomes the history slot; inputs, samples, outputs (as the output schema), model
 options (as model settings) and function tools carry over; the name is kept, the description
 becomes the goal, and a role is derived from the name. `${env:…}` stays a reference;
-`${file:…}` is read only for `sample:`, only inside the file's folder. Connection settings are
+`${file:…}` is read only for `sample:`, only inside the file's folder, and a v1 `base:` parent
+(inside it too) gives its model and sample, as Prompty v1 hoists them. Connection settings are
 kept as metadata, references only: a literal key is dropped.
 
 Export writes v2: the persona's prompts, rendered with every input left as `{{name}}`, its inputs,
@@ -84,9 +85,12 @@ def read_text(text: str, label: str, path: Path) -> Any:
     version = 2 if _is_v2(data) else 1
     if version == 1:
         draft.note("converted", "read as a Prompty v1 file; an export writes Prompty v2")
+    inherited: dict[str, Any] = {}
+    if version == 1 and "base" in data:
+        data, inherited = _hoist_base(draft, front, data, (path.resolve(),))
     _names(draft, front, data)
     inputs, thread = _inputs(draft, front, data.get("inputs"), version)
-    sample = _sample(draft, front, data.get("sample"))
+    sample = {**inherited, **_sample(draft, front, data.get("sample"))}
     for key, value in data.items():
         line = front.line(key)
         if key in ("name", "displayName", "description", "inputs", "sample", "template", "outputs", "model"):
@@ -98,9 +102,12 @@ def read_text(text: str, label: str, path: Path) -> Any:
         elif key in ("authors", "tags", "version") and version == 1:
             # where Prompty v2 keeps them, so v1 and v2 files import alike
             draft.keep(f"metadata.{key}", value, line)
+        elif key == "base" and version == 1:
+            draft.note("converted", f"model and sample taken from the parent {value} as Prompty v1 does; "
+                       "its template and inputs are not inherited", line)
         elif key == "base":
-            draft.drop("base", "a parent .prompty is not followed; import it as well and compare", line,
-                       kind="dropped")
+            draft.drop("base", "Prompty 2 no longer follows a parent .prompty; import the parent as well and "
+                       "compare", line, kind="dropped")
         else:
             draft.keep(key, value, line)
     _model(draft, front, data.get("model"))
@@ -108,6 +115,64 @@ def read_text(text: str, label: str, path: Path) -> Any:
     template_kind = _template_kind(front, data.get("template"))
     _body(draft, body, body_line, template_kind, inputs, thread, sample, name)
     return draft.finish(slug(str(data.get("name") or path.stem)))
+
+
+#: Longest chain of `base:` parents followed; a longer one is surely a mistake.
+MAX_BASE_DEPTH = 8
+
+#: The model keys Prompty v1 hoists from a parent: the child's own entries win, key by key.
+_HOISTED_MODEL_KEYS = ("configuration", "parameters", "response")
+
+
+def _hoist_base(draft: Draft, front: Source, data: dict[str, Any], chain: tuple[Path, ...]) -> tuple[dict, dict]:
+    """The front matter with its `base:` parents' model folded in, and the sample they give.
+
+    Prompty v1 loads the parent named by `base:` (beside the file) and fills the child's
+    `model.api`, `model.configuration`, `model.parameters`, `model.response` and `sample` from
+    it, key by key, the child's own values winning; the parent's template and inputs are not
+    inherited. Parents stay inside the imported file's folder, like every file it names.
+
+    Raises:
+        ConfigError: the parent is outside the folder, missing or malformed, or the chain loops or is too long.
+    """
+    line = front.line("base")
+    target = confined(draft.path.parent, data["base"], file=draft.file, line=line, what="base")
+    if target in chain:
+        names = " → ".join(item.name for item in (*chain, target))
+        raise ConfigError(ConfigIssue(f"base files form a cycle: {names}; remove one of the base: lines",
+                                      file=draft.file, line=line))
+    if len(chain) > MAX_BASE_DEPTH:
+        raise ConfigError(ConfigIssue(f"more than {MAX_BASE_DEPTH} base: parents in a chain; flatten some",
+                                      file=draft.file, line=line))
+    label = str(draft.path.parent / data["base"])
+    front_text, _, _ = split_front_matter(read_source(target, label), label)
+    parent_front = parse_yaml(front_text, label, target, first_line=2)
+    parent = parent_front.data if parent_front.data is not None else {}
+    if not isinstance(parent, dict):
+        raise ConfigError(parent_front.issue("the front matter must be a mapping of fields"))
+    parent_draft = Draft("prompty", label, target, target.stem)
+    sample = _sample(parent_draft, parent_front, parent.get("sample"))
+    if "base" in parent:
+        parent, grand_sample = _hoist_base(parent_draft, parent_front, parent, (*chain, target))
+        sample = {**grand_sample, **sample}
+    return {**data, "model": _hoisted_model(data.get("model"), parent.get("model"))}, sample
+
+
+def _hoisted_model(own: Any, parent: Any) -> Any:
+    if not isinstance(parent, dict):
+        return own
+    if own is None:
+        own = {}
+    if not isinstance(own, dict):
+        return own  # a malformed model is reported as the child's own
+    model = dict(own)
+    if not model.get("api") and parent.get("api"):
+        model["api"] = parent["api"]
+    for key in _HOISTED_MODEL_KEYS:
+        mine, theirs = model.get(key), parent.get(key)
+        if isinstance(theirs, dict):
+            model[key] = {**theirs, **mine} if isinstance(mine, dict) else mine if key in model else dict(theirs)
+    return model
 
 
 def _is_v2(data: dict[str, Any]) -> bool:

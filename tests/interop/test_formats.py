@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from profiles import interop
+from profiles import ConfigError, interop
 from profiles.check import check_paths
 
 from .conftest import EXAMPLES
@@ -203,3 +203,92 @@ def test_imported_agentspec_with_defaults_passes_check(tmp_path, source):
         assert report.ok, [str(issue) for issue in report.issues]
     else:  # user_name has no default or sample in the file: check asks for exactly that
         assert [issue.message.split("reads input ")[1].split(" ")[0] for issue in report.issues] == ["'user_name'"]
+
+
+# Prompty v1 `base:` ------------------------------------------------------------------------------
+
+_PARENT = """---
+name: Contoso Base
+model:
+  api: chat
+  configuration:
+    type: openai
+    name: gpt-4o
+    api_key: ${env:OPENAI_API_KEY}
+  parameters:
+    temperature: 0.2
+    max_tokens: 300
+sample:
+  question: What tents do you sell?
+  tone: friendly
+---
+system:
+The parent's body, never inherited.
+"""
+
+_CHILD = """---
+name: Tent Helper
+base: {base}
+model:
+  parameters:
+    temperature: 0.7
+inputs:
+  question:
+    type: string
+  tone:
+    type: string
+sample:
+  tone: formal
+---
+system:
+Answer in a {{{{tone}}}} tone.
+
+user:
+{{{{question}}}}
+"""
+
+
+def test_prompty_v1_base_gives_its_model_and_sample_the_child_winning(tmp_path):
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "base.prompty").write_text(_PARENT)
+    (tmp_path / "child.prompty").write_text(_CHILD.format(base="shared/base.prompty"))
+    (persona,) = interop.load("prompty", tmp_path / "child.prompty").personas
+    config = persona.config
+    assert config.model_settings.temperature == 0.7 and config.model_settings.max_tokens == 300
+    assert config.create_profile().get_model() == "gpt-4o"
+    assert dict(config.samples) == {"question": "What tents do you sell?", "tone": "formal"}
+    system = config.create_profile().format_system_prompt(tone="formal")
+    assert "formal tone" in system and "never inherited" not in system
+    assert any("base.prompty" in note.message and note.kind == "converted" for note in persona.notes)
+    assert "apiKey: ${env:OPENAI_API_KEY}" in persona.to_yaml()  # the parent's connection, a reference still
+
+
+def test_prompty_v1_base_chain_loops_and_escapes_are_errors(tmp_path):
+    (tmp_path / "a.prompty").write_text(_CHILD.format(base="b.prompty"))
+    (tmp_path / "b.prompty").write_text(_CHILD.format(base="a.prompty"))
+    with pytest.raises(ConfigError, match=r"cycle: a.prompty → b.prompty → a.prompty"):
+        interop.load("prompty", tmp_path / "a.prompty")
+    (tmp_path / "c.prompty").write_text(_CHILD.format(base="../outside.prompty"))
+    with pytest.raises(ConfigError, match="must stay inside this file's folder"):
+        interop.load("prompty", tmp_path / "c.prompty")
+    (tmp_path / "d.prompty").write_text(_CHILD.format(base="missing.prompty"))
+    with pytest.raises(ConfigError, match="expected a file"):
+        interop.load("prompty", tmp_path / "d.prompty")
+
+
+@pytest.mark.parametrize(
+    ("version", "model"),
+    [
+        ("v1", "model:\n  api: chat\n  configuration:\n    type: openai\n    name: gpt-4o\n"
+               "    api_key: sk-LITERAL-1234\n"),
+        ("v2", "model:\n  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: http://127.0.0.1:9/v1\n"
+               "    apiKey: sk-LITERAL-1234\n    nested:\n      - token: sk-LITERAL-1234\n"),
+    ],
+)
+def test_a_literal_key_inside_a_kept_connection_is_dropped(tmp_path, version, model):
+    """Metadata keeps connection settings as references only, however deep the literal key sits."""
+    marker = "displayName: Keyed\n" if version == "v2" else "name: Keyed\n"
+    (tmp_path / "keyed.prompty").write_text(f"---\n{marker}{model}---\nsystem:\nHello.\n")
+    (persona,) = interop.load("prompty", tmp_path / "keyed.prompty").personas
+    assert "sk-LITERAL" not in persona.to_yaml()
+    assert any(note.kind == "secret" for note in persona.notes)

@@ -431,8 +431,7 @@ def test_label_prod_is_read_for_deployment_prod(store, provider, register):
     store.set_label(KEY, "production", 2)
     assert provider.find(KEY, Context(deployment="prod")).value == "Plato"  # its own label beats production
     register("store", provider)
-    from profiles import parse_profiles
-    from profiles.explain import explain  # the module of that name shadows the lazy export once imported
+    from profiles import explain, parse_profiles
 
     (config,) = parse_profiles(f"name: {{key: {KEY}, provider: store}}\nrole: Summarizer\n")
     rows = {row.field: row.source for row in explain(config, deployment="prod")}

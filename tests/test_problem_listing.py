@@ -1,0 +1,36 @@
+"""A folder with many problems lists every one of them, each line bounded, not the first few."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from profiles import ConfigError, ConfigIssue
+from profiles.cli import cli
+from profiles.cli.group import MAX_LISTED_PROBLEMS
+
+
+def test_validate_lists_every_problem_of_a_big_folder(tmp_path):
+    for number in range(300):
+        (tmp_path / f"p{number:03}.yaml").write_text(f"name: P{number}\nrole: Summarizer\nrolee: typo\n")
+    result = CliRunner().invoke(cli, ["validate", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "300 problems:" in result.output
+    assert "message cut" not in result.output
+    for number in (0, 150, 299):
+        assert f"p{number:03}.yaml:3:1: field 'rolee'" in result.output
+
+
+def test_listing_bounds_each_line_and_the_count():
+    long = ConfigIssue("x" * 10_000, file="a.yaml", line=1, column=1)
+    error = ConfigError([long, *(ConfigIssue(f"problem {n}") for n in range(MAX_LISTED_PROBLEMS + 5))])
+    listing = error.listing(MAX_LISTED_PROBLEMS)
+    lines = listing.splitlines()
+    assert lines[0] == f"{MAX_LISTED_PROBLEMS + 6} problems:"
+    assert lines[1].endswith("(message cut)") and len(lines[1]) < 4100
+    assert lines[-1] == "  … and 6 more"
+    assert len(lines) == MAX_LISTED_PROBLEMS + 2
+    assert len(str(error)) <= 4000  # the exception's own message stays bounded
+
+
+def test_one_problem_is_one_line():
+    assert ConfigError("only this").listing() == "only this"
