@@ -48,7 +48,7 @@ NOT_FOR_RENDER = (
     "profiles.factories",
     "profiles.generate",
     "profiles.check",
-    "profiles.explain",
+    "profiles.explanation",
     "profiles.provenance",
     "profiles.requests",
     "profiles.inheritance",
@@ -113,3 +113,15 @@ def test_the_group_used_from_python_leaves_the_collector_alone():
     assert result.output.startswith("You are Aristotle.")
     assert gc.isenabled()
     assert gc.get_freeze_count() == frozen
+
+
+def test_every_preloaded_module_exists():
+    """A module renamed in the library must be renamed here too, or its command would fail to start."""
+    import importlib.util
+
+    from profiles.cli.main import COMMANDS, PRELOAD
+
+    for command, modules in PRELOAD.items():
+        assert command in COMMANDS
+        for module in modules:
+            assert importlib.util.find_spec(f"profiles.{module}") is not None, (command, module)

@@ -50,7 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 PRELOAD: dict[str, tuple[str, ...]] = {
     "render": ("loader",),
     "validate": ("loader", "validate"),
-    "explain": ("loader", "explain"),
+    "explain": ("loader", "explanation"),
 }
 
 
