@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 PRELOAD: dict[str, tuple[str, ...]] = {
     "render": ("loader",),
     "validate": ("loader", "validate"),
+    "check": ("check",),
     "explain": ("loader", "explanation"),
 }
 
