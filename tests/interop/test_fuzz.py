@@ -116,3 +116,40 @@ def test_real_files_with_one_value_changed_raise_only_profiles_errors(tmp_path_f
     for persona in result.personas:
         persona.to_yaml()
         persona.config.create_profile()
+
+
+#: Mappings whose keys name data rather than settings: inputs, schemas and sample values, where an
+#: input called `token` or a schema property called `password` is no credential.
+_DATA_NOT_SETTINGS = {"inputs", "input_variables", "outputs", "output_schema", "parameters", "properties", "items",
+                      "sample", "samples", "examples", "schema", "json_schema", "response_format"}
+
+SECRET_KEYS = st.sampled_from(["api_key", "apiKey", "token", "password", "client_secret", "key", "access_key"])
+
+
+@settings(max_examples=_examples_or(200), deadline=None, suppress_health_check=_SLOW)
+@given(st.sampled_from(range(len(EXAMPLE_DATA))), st.data())
+def test_a_literal_credential_anywhere_never_reaches_a_persona_file(tmp_path_factory, index, data):
+    """A credential-named entry with a literal value, put into any mapping of a real file, is dropped."""
+    import copy
+
+    format, name, original = EXAMPLE_DATA[index]
+    document = copy.deepcopy(original)
+    mappings = [path for path in _paths(document)
+                if isinstance(_at(document, path), dict) and not set(map(str, path)) & _DATA_NOT_SETTINGS]
+    target = _at(document, data.draw(st.sampled_from(mappings)))
+    target[data.draw(SECRET_KEYS)] = "sk-INJECTED-0123456789"
+    folder = tmp_path_factory.mktemp("keyed")
+    (folder / name).write_text(json.dumps(document, default=str), encoding="utf-8")
+    try:
+        result = interop.load(format, folder / name)
+    except ProfilesError as error:
+        assert "sk-INJECTED" not in str(error)
+        return
+    for persona in result.personas:
+        assert "sk-INJECTED" not in persona.to_yaml()
+
+
+def _at(document, path):
+    for part in path:
+        document = document[part]
+    return document
