@@ -27,8 +27,9 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     batch batch_ray generate review        batch (here or on Ray), generate, prompt diffs and snapshots
     report                                 for review;
     factories/                             diversity reports; personas from datasets, an LLM, or several
- 5  profile_config profile                 ProfileConfig (the model completed with create_profile);
-                                           immutable profiles that render prompts
+ 5  profile_config profile plan            ProfileConfig (the model completed with create_profile);
+                                           immutable profiles that render prompts; a persona compiled
+                                           once into the plan its profiles share
  4  resolve deployments provenance         a persona and a context become values with their sources
  3  config fields inheritance schema       the persona model: validation only; extends; JSON Schema;
     template_inputs                        declared inputs checked against what templates read
@@ -41,7 +42,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     history messages settings              chat history and message layout, model settings,
     inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes,
-    jsonlines fanout                       one byte form for JSON lines, work fanned out to processes
+    jsonlines fanout                       one byte form for JSON lines, work fanned out to processes,
+    environ                                environment variables read fresh and cheaply
 ```
 """
 

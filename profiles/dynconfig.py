@@ -69,6 +69,8 @@ class ConfigInfo:
             why = f" ({found.source})" if found is not None and found.value is None and found.source else ""
             stale = found is not None and found.stale
             return Resolved(self._shape(self.default), f"default{why}", self.secret, stale=stale)
+        if type(found) is Resolved and not self.is_list and found.reason is None and (found.secret or not self.secret):
+            return found  # already what this field resolves to: immutable, so it is handed on as it is
         return Resolved(
             self._shape(found.value), found.source, self.secret or found.secret, found.stale, details=found.details
         )

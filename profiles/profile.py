@@ -5,42 +5,41 @@ rendering is pure and the same profile renders the same prompt from any thread. 
 text, `format_messages` arranges the prompts as chat messages (`messages.py`), `to_request`
 builds a whole request body for one API (`requests.py`) and `parse_reply` reads a reply by the
 persona's output schema (`output_schema.py`); those modules do the work, this one renders.
+
+A profile is small: what every profile of one persona and context shares (literal fields,
+renderer, field templates, per-kind render plans) lives in its plan (`plan.py`), and the profile
+holds only its id and the values of its dynamic fields.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import FrozenInstanceError, dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import plan as _plans
 from . import tracing
 from .context import Context, Resolved
 from .errors import (
-    ConfigError,
-    ConfigIssue,
     InputError,
     ProfilesError,
     RenderError,
     RequestError,
     ResourceError,
     SecretError,
-    TemplateNotFoundError,
 )
 from .fields import TemplateSource
 from .inputs import InputSpec
 from .messages import DEFAULT_LAYOUT, STYLES, MessageSlot, assemble, to_style
 from .output_schema import OutputSchema, parse_reply
-from .react import KEYWORDS
-from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_template_syntax
-from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
-from .resolve import fetch_output_schema, resolve_settings, resolve_variables
+from .plan import KindPlan, ProfilePlan, build_plan, check_required, place, read_at
+from .rendering.renderer import CompiledTemplate, Renderer
+from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS
 from .resources import check_resources
 from .secrets import first_leak, redact
 from .settings import SETTING_NAMES, SettingError, check_setting
-from .template_inputs import known_variables
 from .tools import Tool, ToolSpecError, parse_tools
 
 if TYPE_CHECKING:
@@ -52,11 +51,13 @@ if TYPE_CHECKING:
 __all__ = ["FROM_CONFIG", "DefaultProfile", "Profile", "build_profile"]
 
 #: `build_profile(output_schema=FROM_CONFIG)`: take the persona's schema, fetching it from the store if named there.
-FROM_CONFIG: Any = object()
+FROM_CONFIG: Any = _plans.FROM_CONFIG
 
 
 class Profile(ABC):
     """What an agent needs of its persona: identity getters and prompt rendering."""
+
+    __slots__ = ()  # a subclass without slots of its own gets a `__dict__` as usual
 
     @abstractmethod
     def get_name(self) -> str | None: ...
@@ -95,155 +96,224 @@ class Profile(ABC):
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
-#: Inputs every kind may read, below everything else in precedence: the ReAct labels.
-_SHARED_INPUTS: Mapping[str, Any] = MappingProxyType({"react": KEYWORDS})
-
-#: Each kind's documented inputs merged with the shared ones, built once.
-_DEFAULTS: dict[str, Mapping[str, Any]] = {}
-
 #: Variables some kind documents (`most_recent_memories`, `now_time`, …): strict messages never refuse them.
 _MESSAGE_INPUTS = frozenset(name for inputs in PROMPT_INPUTS.values() for name in inputs)
 
-
-def _defaults(kind: str) -> Mapping[str, Any]:
-    merged = _DEFAULTS.get(kind)
-    if merged is None:
-        merged = _DEFAULTS[kind] = MappingProxyType({**_SHARED_INPUTS, **PROMPT_INPUTS.get(kind, _EMPTY)})
-    return merged
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """The parts of rendering one prompt kind that stay the same from call to call."""
-
-    compiled: CompiledTemplate
-    #: Values of declared variables that come from the persona: variables, fields, defaults.
-    shared: dict[str, Any]
-    #: Declared variables nothing but the caller can give, in the order the template uses them.
-    unresolved: tuple[str, ...]
-    #: Declared variables that hold a secret the persona does not allow into prompts.
-    secret: tuple[str, ...]
-    #: Fields whose values are templates themselves that this render needs (the template reads
-    #: them, or a field it reads reads them), in the order they must render: each after those it reads.
-    fields: tuple[tuple[str, Any], ...]
-    #: Every variable the template or its templated fields read, for strict mode.
-    used: frozenset[str]
-    #: Names the template reads that the caller may give; with an open template (a name computed
-    #: at render time in `{% include %}`), None: every variable the caller gives is passed.
-    passed: frozenset[str] | None
-    #: Templated fields whose rendered text the template reads (a variable of that name wins).
-    field_targets: frozenset[str] = frozenset()
-    #: Documented inputs of the kind (`question`, …) the persona declares as required and the template reads.
-    required: tuple[str, ...] = ()
+#: Attributes a profile takes from its plan, unchanged: what every profile of the plan shares.
+_SHARED = (
+    "templates",
+    "bound",
+    "field_templates",
+    "renderer",
+    "family",
+    "tools",
+    "requires_resources",
+    "allow_secrets",
+    "context",
+    "inputs",
+    "settings",
+    "settings_extra",
+    "output_schema",
+    "layout",
+    "roles",
+    "metadata",
+    "resolved_variables",
+    "origins",
+    "includes",
+    "origin",
+)
 
 
-@dataclass(frozen=True, eq=False)
 class DefaultProfile(Profile):
-    """A profile made by `ProfileConfig.create_profile`; rendering never changes it."""
+    """A profile made by `ProfileConfig.create_profile`; rendering never changes it.
 
+    A profile is its plan (`plan.ProfilePlan`: what every profile made from the same persona and
+    context shares, compiled once) and its own values: its id, and the values its dynamic fields
+    resolved to. Every attribute below reads through to the plan, so a profile costs a few slots;
+    `resolved` and `values` put its own values in front of the plan's.
+
+    Attributes: `profile_id`, `resolved` (each field's value and source), `values`, `templates`
+    (its own templates by kind), `bound` (variables bound for every render), `field_templates`,
+    `renderer`, `family` (the template family picked from the model name), `tools`,
+    `requires_resources`, `allow_secrets`, `context` (its deployment, language and model, None
+    where secret), `inputs` (declared inputs), `settings` (model settings with sources),
+    `settings_extra`, `output_schema`, `layout` (which kinds become which chat messages), `roles`,
+    `metadata`, `resolved_variables`, `origins` (where each templated field and own template was
+    written), `includes` (the stored prompts its templates include) and `origin` (what it was
+    made from, for traces).
+    """
+
+    __slots__ = ("_base", "profile_id", "_own", "_views")
+
+    #: The plan it shares with every profile made from the same persona and context.
+    _base: ProfilePlan
     profile_id: Any
-    resolved: Mapping[str, Resolved]
-    values: Mapping[str, Any]
-    templates: Mapping[str, Any]
-    bound: Mapping[str, Any]
-    field_templates: Mapping[str, Any]
-    renderer: Renderer = field(repr=False)
-    #: The template family picked from the model name (`default` when none matched).
-    family: str = DEFAULT_FAMILY
-    tools: tuple[Tool, ...] = ()
-    requires_resources: bool = False
-    #: Secret fields the persona lets into prompts (its `allow_secrets:`).
-    allow_secrets: frozenset[str] = frozenset()
-    #: What the profile was made for: its deployment, language and model (None where secret).
-    context: Context = field(default_factory=Context, repr=False)
-    #: The persona's declared inputs (`inputs:`), by template variable.
-    inputs: Mapping[str, InputSpec] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: The persona's model settings, each with its value and source.
-    settings: Mapping[str, Resolved] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: Request body keys passed through untouched (`model_settings.extra`).
-    settings_extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: The JSON Schema replies follow, if the persona has one.
-    output_schema: OutputSchema | None = field(default=None, repr=False)
-    #: Which prompt kinds become which chat messages (`messages:`), and where the history goes.
-    layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
-    #: The role each prompt kind is sent as where the layout names none (`roles:`).
-    roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: The persona's `metadata:`, as written: data that travels with it and never reaches a prompt.
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    #: The persona's `variables:` as resolved for this profile, each with its source.
-    resolved_variables: Mapping[str, Resolved] = field(default_factory=lambda: MappingProxyType({}))
-    #: Where each templated field (or list item) and each own template was written, for errors:
-    #: `planner.yaml:7`, `overlay prod: planner.yaml:12`.
-    origins: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    #: Per prompt kind, what every render of it shares, worked out at its first render. Profiles
-    #: that differ only in `profile_id` share it; `partial` and `with_templates` start anew.
-    plans: dict[str, _Plan] = field(default_factory=dict, repr=False)
-    #: The stored prompts its templates include, by the name they include them by (`store:x`).
-    includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: What it was made from, for traces: `file` (the persona file) and `deployment`.
-    origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
-    #: The secrets the persona does not let out, with their names: worked out once, usually none.
-    _hidden: tuple[tuple[str, Resolved], ...] = field(init=False, repr=False, compare=False)
+    #: The values of the plan's dynamic fields, in the plan's order.
+    _own: tuple[Resolved, ...]
+    #: `resolved` and `values` with the own values in front, made at first use; None until then.
+    _views: tuple[Mapping[str, Resolved], Mapping[str, Any]] | None
 
-    def __post_init__(self) -> None:
-        hidden = [
-            (name, item)
-            for name, item in self.resolved.items()
-            if item.secret and item.value is not None and name not in self.allow_secrets
-        ]
-        hidden += [
-            (f"model_settings.{name}", item)
-            for name, item in self.settings.items()
-            if item.secret and item.value is not None and f"model_settings.{name}" not in self.allow_secrets
-        ]
-        hidden += [
-            (f"variables.{name}", item)
-            for name, item in self.resolved_variables.items()
-            if item.secret
-            and item.value is not None
-            and name not in self.allow_secrets
-            and self.bound.get(name) is item.value  # not replaced by `partial`
-        ]
-        object.__setattr__(self, "_hidden", tuple(hidden))
+    def __init__(
+        self,
+        profile_id: Any,
+        resolved: Mapping[str, Resolved],
+        values: Mapping[str, Any],
+        templates: Mapping[str, Any],
+        bound: Mapping[str, Any],
+        field_templates: Mapping[str, Any],
+        renderer: Renderer,
+        family: str = DEFAULT_FAMILY,
+        tools: tuple[Tool, ...] = (),
+        requires_resources: bool = False,
+        allow_secrets: frozenset[str] = frozenset(),
+        context: Context | None = None,
+        inputs: Mapping[str, InputSpec] = _EMPTY,
+        settings: Mapping[str, Resolved] = _EMPTY,
+        settings_extra: Mapping[str, Any] = _EMPTY,
+        output_schema: OutputSchema | None = None,
+        layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT,
+        roles: Mapping[str, str] = _EMPTY,
+        metadata: Mapping[str, Any] = _EMPTY,
+        resolved_variables: Mapping[str, Resolved] = _EMPTY,
+        origins: Mapping[str, str] = _EMPTY,
+        plans: Mapping[str, Any] | None = None,
+        includes: Mapping[str, TemplateSource] = _EMPTY,
+        origin: Mapping[str, Any] = _EMPTY,
+    ) -> None:
+        """A profile of these parts, each as the attribute of that name holds it; `build_profile`
+        makes them from a persona. `plans` is accepted and ignored: a new profile plans its
+        renders anew."""
+        plan = ProfilePlan(
+            resolved=resolved,
+            values=values,
+            templates=templates,
+            bound=bound,
+            field_templates=field_templates,
+            renderer=renderer,
+            family=family,
+            tools=tools,
+            requires_resources=requires_resources,
+            allow_secrets=allow_secrets,
+            context=context if context is not None else Context(),
+            inputs=inputs,
+            settings=settings,
+            settings_extra=settings_extra,
+            output_schema=output_schema,
+            layout=layout,
+            roles=roles,
+            metadata=metadata,
+            resolved_variables=resolved_variables,
+            origins=origins,
+            includes=includes,
+            origin=origin,
+        )
+        _init(self, plan, profile_id, ())
+
+    @classmethod
+    def from_plan(cls, plan: ProfilePlan, profile_id: Any = None, own: tuple[Resolved, ...] = ()) -> DefaultProfile:
+        """The profile of `plan` with this id and its own values of the plan's dynamic fields.
+
+        What `create_profile` makes: the plan is shared, so this costs one small object.
+        """
+        profile = _new(cls)
+        _init(profile, plan, profile_id, own)
+        return profile
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DefaultProfile.from_plan, (self._base, self.profile_id, self._own))
+
+    # what the plan holds -------------------------------------------------------------------
+    @property
+    def resolved(self) -> Mapping[str, Resolved]:
+        """Each field's value and where it came from."""
+        if not self._own:
+            return self._base.resolved
+        return (self._views or self._make_views())[0]
+
+    @property
+    def values(self) -> Mapping[str, Any]:
+        """Each field's value."""
+        if not self._own:
+            return self._base.values
+        return (self._views or self._make_views())[1]
+
+    def _make_views(self) -> tuple[Mapping[str, Resolved], Mapping[str, Any]]:
+        plan, own = self._base, self._own
+        resolved, values = dict(plan.resolved), dict(plan.values)
+        for name, position in plan.index.items():
+            resolved[name] = own[position]
+            values[name] = own[position].value
+        views = (MappingProxyType(resolved), MappingProxyType(values))
+        _set_views(self, views)  # the same mappings each time; made from immutable parts
+        return views
+
+    def _value(self, name: str) -> Any:
+        position = self._base.index.get(name)
+        return self._base.values[name] if position is None else self._own[position].value
+
+    def _plan(self, kind: str) -> KindPlan:
+        """What every render of `kind` shares (the template, the values from the persona, what
+        the caller must give), worked out at its first render and shared with the plan."""
+        return self._base.kind(kind, self._label)
+
+    @property
+    def plans(self) -> Mapping[str, KindPlan]:
+        """Per prompt kind, what every render of it shares: shared by every profile of the plan."""
+        return self._base.kinds
+
+    @property
+    def _hidden(self) -> tuple[tuple[str, Resolved], ...]:
+        """The secrets the persona does not let out, with their names: usually none."""
+        hidden = self._base.hidden
+        if not hidden or not self._own:
+            return hidden  # type: ignore[return-value]
+        own = self._own
+        return tuple((name, own[item] if isinstance(item, int) else item) for name, item in hidden)
 
     # getters ---------------------------------------------------------------
     def get_name(self) -> str | None:
-        return self.values["name"]
+        return self._value("name")
 
     def get_role(self) -> str | None:
-        return self.values["role"]
+        return self._value("role")
 
     def get_goal(self) -> str | None:
-        return self.values["goal"]
+        return self._value("goal")
 
     def get_retry_goal(self) -> str | None:
-        return self.values["retry_goal"]
+        return self._value("retry_goal")
 
     def get_constraints(self) -> list[str] | None:
-        value = self.values["constraints"]
+        value = self._value("constraints")
         return list(value) if value is not None else None
 
     def get_retry_constraints(self) -> list[str] | None:
-        value = self.values["retry_constraints"]
+        value = self._value("retry_constraints")
         return list(value) if value is not None else None
 
     def get_description(self) -> str | None:
-        return self.values["desc"]
+        return self._value("desc")
 
     def get_expand_prompt(self) -> str | None:
-        return self.values["expand_prompt"]
+        return self._value("expand_prompt")
 
     def get_examples(self) -> str | None:
-        return self.values["examples"]
+        return self._value("examples")
 
     def get_avatar(self) -> str | None:
-        return self.values["avatar"]
+        return self._value("avatar")
 
     def get_language(self) -> str | None:
-        return self.values["language"]
+        return self._value("language")
 
     def get_model(self) -> str | None:
-        return self.values["model"]
+        return self._value("model")
 
     def get_system_prompt_template(self) -> str:
         return self.template_for("system").source
@@ -336,27 +406,14 @@ class DefaultProfile(Profile):
         items = (*self.resolved.values(), *self.resolved_variables.values(), *self.settings.values())
         return [item.value for item in items if item.secret and item.value is not None]
 
-    @cached_property
-    def _withheld_names(self) -> frozenset[str]:
-        """Fields and variables holding a secret the persona does not allow into prompts."""
-        return frozenset(name for name in (*self.values, *self.bound) if self._withheld(name) is not None)
-
     def _withheld(self, name: str) -> Resolved | None:
         """The resolved field or variable `name` when it holds a secret the persona does not allow."""
-        if name in self.bound:  # a variable (or a `partial` value) stands in front of a field of that name
-            item = self.resolved_variables.get(name)
-            if item is not None and self.bound[name] is not item.value:
-                item = None  # replaced by `partial`
-        else:
-            item = self.resolved.get(name)
-        if item is not None and item.secret and item.value is not None and name not in self.allow_secrets:
-            return item
-        return None
+        return self._base.withheld(name, self.resolved)
 
     # rendering -------------------------------------------------------------
     def known_kinds(self) -> tuple[str, ...]:
         """Every prompt kind this profile can render: bundled, its template roots', and its own."""
-        return tuple(sorted({*PROMPT_KINDS, *self.renderer.kinds, *self.templates}))
+        return self._base.known_kinds()
 
     def template_for(self, kind: str) -> CompiledTemplate:
         """The compiled template this profile renders `kind` with.
@@ -364,17 +421,7 @@ class DefaultProfile(Profile):
         The persona's own template wins; else the roots are searched by locale, then family
         (this profile's, then `default`), then root order; see `rendering/templates.py`.
         """
-        own = self.templates.get(kind)
-        if own is not None:
-            compiled = self.renderer.compile(own.source, f"{kind} ({own.origin})")
-            _check_required(kind, compiled)
-            return compiled
-        if kind not in PROMPT_KINDS and kind not in self.renderer.kinds:
-            raise TemplateNotFoundError(
-                f"unknown prompt kind {kind!r}; known kinds are {', '.join(self.known_kinds())}. Add one as "
-                f"<family>/<locale>/{kind}.j2 in a template root, or under 'templates:' in the persona"
-            )
-        return self.renderer.find(kind, self.values["language"], self.family)
+        return self._base.template_for(kind)
 
     def with_templates(self, **templates: str | TemplateSource) -> DefaultProfile:
         """A new profile rendering the given kinds with these template texts; this one is unchanged.
@@ -392,9 +439,11 @@ class DefaultProfile(Profile):
                 template = TemplateSource(template, "with_templates")
             elif not isinstance(template, TemplateSource):
                 raise RenderError(f"template for {kind!r} must be text, got {type(template).__name__}")
-            _check_required(kind, self.renderer.compile(template.source, f"{kind} ({template.origin})"))
+            check_required(kind, self.renderer.compile(template.source, f"{kind} ({template.origin})"))
             replaced[kind] = template
-        return replace(self, templates=MappingProxyType(replaced), plans={})
+        return DefaultProfile.from_plan(
+            self._base.derive(self._own, templates=MappingProxyType(replaced)), self.profile_id
+        )
 
     def format_system_prompt(
         self,
@@ -475,7 +524,8 @@ class DefaultProfile(Profile):
         """
         if self.inputs:
             self._check_inputs(variables)
-        return replace(self, bound=MappingProxyType({**self.bound, **variables}), plans={})
+        plan = self._base.derive(self._own, bound=MappingProxyType({**self.bound, **variables}))
+        return DefaultProfile.from_plan(plan, self.profile_id)
 
     # messages, requests and replies ------------------------------------------------------------
     def format_messages(
@@ -634,10 +684,7 @@ class DefaultProfile(Profile):
         used: set[str] = set()
         kinds = [slot.kind for slot in self.layout if slot.kind]
         for kind in kinds:
-            plan = self.plans.get(kind)
-            if plan is None:
-                plan = self.plans[kind] = self._plan(kind)
-            used |= plan.used
+            used |= self._base.kind(kind, self._label).used
         extra = sorted(name for name in variables if name not in used and name not in _MESSAGE_INPUTS)
         if extra:
             raise RenderError(
@@ -772,9 +819,9 @@ class DefaultProfile(Profile):
             raise RenderError(text, template=template, limit=limit) from None
 
     def _render_unsafe(self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], strict: bool) -> str:
-        plan = self.plans.get(kind)
+        plan = self._base.kinds.get(kind)
         if plan is None:
-            plan = self.plans[kind] = self._plan(kind)
+            plan = self._base.kind(kind, self._label)
         compiled = plan.compiled
         if tracing.recording():  # one dictionary lookup when no application traces
             tracing.annotate(self.trace_attributes(kind))
@@ -790,6 +837,10 @@ class DefaultProfile(Profile):
                     f"(template {compiled.name!r}); remove them or render without strict"
                 )
         variables = plan.shared.copy()
+        if plan.from_own:
+            own = self._own
+            for name, position in plan.from_own:
+                variables[name] = own[position].value
         for name, value in inputs.items():
             if value is not None and (passed is None or name in passed):
                 variables[name] = value
@@ -826,98 +877,14 @@ class DefaultProfile(Profile):
                     variables[field_name] = value
         return self.renderer.render(compiled, variables).strip()
 
-    def _plan(self, kind: str) -> _Plan:
-        """What every render of `kind` shares: the template and the values that do not vary per call."""
-        compiled = self.template_for(kind)
-        defaults = self._kind_defaults(kind)
-        names: Iterable[str] = compiled.declared
-        if not compiled.closed:  # which variables the template reads is known only at render time
-            names = dict.fromkeys((*compiled.declared, *self.bound, *self.values, *defaults))
-        shared: dict[str, Any] = {}
-        secret = []
-        unresolved = []
-        for name in names:
-            if name in self._withheld_names:
-                if name in compiled.declared:  # an open template is not given a secret it may not read
-                    secret.append(name)
-            elif name in self.bound:
-                shared[name] = self.bound[name]
-            elif name in self.values:
-                shared[name] = self.values[name]
-            elif name in defaults:
-                shared[name] = defaults[name]
-            elif name in self.inputs and name in compiled.declared:
-                if self.inputs[name].needs_value:
-                    unresolved.append(name)  # declared required: a test with `is defined` does not excuse it
-                elif not compiled.variables[name].optional:
-                    shared[name] = None  # an optional input not given reads as nothing
-                # else the template tests it (`is defined`, `|default`): it stays undefined, as it expects
-            elif name in compiled.required:
-                unresolved.append(name)
-        unresolved.sort(key=lambda name: (compiled.line_of(name) or 0, name))
-        if self.inputs:
-            self._check_declared(kind, compiled)
-        fields = self._needed_fields(compiled.declared)
-        used = set(compiled.declared)
-        for template in self._field_template_list():
-            used |= template.declared
-        passed = frozenset(compiled.declared) if compiled.closed else None
-        targets = frozenset(name for name, _ in fields if name in compiled.declared and name not in self.bound)
-        required = tuple(
-            name
-            for name in compiled.declared
-            if name in defaults and name in self.inputs and self.inputs[name].needs_value and name not in self.bound
-        )
-        return _Plan(
-            compiled, shared, tuple(unresolved), tuple(secret), fields, frozenset(used), passed, targets, required
-        )
-
-    def _kind_defaults(self, kind: str) -> dict[str, Any]:
-        """What a kind's templates read when nothing else gives it: documented inputs, tools, out_schema."""
-        defaults = {**_defaults(kind), "tools": self.tools, "tool_names": ", ".join(tool.name for tool in self.tools)}
-        if self.output_schema is not None:
-            defaults["out_schema"] = self.output_schema.text
-        return defaults
-
-    def _check_declared(self, kind: str, compiled: CompiledTemplate) -> None:
-        """With `inputs:` declared, refuse a template (one from the store, say) reading an undeclared variable.
-
-        The variables are those of every file the template extends, includes or imports; the error
-        names the file and line that reads the variable.
-        """
-        known = known_variables(kind, self.bound, self.inputs)
-        templates = [compiled, *self._field_template_list()]
-        for template in templates:
-            undeclared = sorted(template.declared - known - set(self.values), key=lambda n: (template.line_of(n), n))
-            if undeclared:
-                name = undeclared[0]
-                raise RenderError(
-                    f"{_read_at(template, name)} reads {name!r}, which {self._label()} does not declare under "
-                    f"'inputs:'; declare it (inputs: {{{name}: string}}) or give it a default under 'variables:'",
-                    template=template.variables[name].template,
-                    line=template.line_of(name),
-                )
-
     def _missing_input(self, name: str, template: CompiledTemplate) -> InputError:
         spec = self.inputs[name]
         what = f" ({spec.description})" if spec.description else ""
         return InputError(
-            f"input {name!r}{what} is required by {_read_at(template, name)}, expecting {spec.expected}; pass it "
+            f"input {name!r}{what} is required by {read_at(template, name)}, expecting {spec.expected}; pass it "
             f"({name}=… in Python, --var {name}=… on the command line), or give it a default under 'inputs:'",
             input=name,
         )
-
-    def _needed_fields(self, read: Iterable[str]) -> tuple[tuple[str, Any], ...]:
-        """The templated fields a template reading `read` needs, each after the fields it reads."""
-        needed: set[str] = set()
-        stack = [name for name in read if name in self.field_templates]
-        while stack:
-            name = stack.pop()
-            if name not in needed:
-                needed.add(name)
-                stack.extend(_reads(self.field_templates[name]) & self.field_templates.keys())
-        # field_templates is kept in dependency order (see build_profile)
-        return tuple((name, templates) for name, templates in self.field_templates.items() if name in needed)
 
     def _lookup(
         self, kind: str, inputs: Mapping[str, Any], caller: Mapping[str, Any], rendered: Mapping[str, Any]
@@ -927,8 +894,8 @@ class DefaultProfile(Profile):
         A field that is itself a template gives its rendered text, so `desc: "{{ goal }}"` reads
         the goal with its own variables filled in.
         """
-        defaults = self._kind_defaults(kind)
-        bound, values, withheld, declared = self.bound, self.values, self._withheld_names, self.inputs
+        defaults = self._base.kind_defaults(kind)
+        bound, values, withheld, declared = self.bound, self.values, self._base.withheld_names, self.inputs
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:
@@ -996,9 +963,9 @@ class DefaultProfile(Profile):
             what = f"variable {name!r}, as passed,"
         elif name in self.bound:
             item = self.resolved_variables.get(name)
-            what = f"variable {name!r}" + (f" ({_place(item.source)})" if item is not None else "")
+            what = f"variable {name!r}" + (f" ({place(item.source)})" if item is not None else "")
         else:
-            what = f"field {name!r} ({_place(self.resolved[name].source)})"
+            what = f"field {name!r} ({place(self.resolved[name].source)})"
         return RenderError(
             f"{what} holds {size} characters, so the {kind} prompt would pass the output limit of {limit} "
             "characters; shorten it, or raise the limit (PROFILES_MAX_OUTPUT_CHARS, or "
@@ -1007,32 +974,14 @@ class DefaultProfile(Profile):
             limit=exc.limit,
         )
 
-    def _field_template_list(self) -> list[CompiledTemplate]:
-        found = []
-        for templates in self.field_templates.values():
-            items = templates if isinstance(templates, tuple) else (templates,)
-            found.extend(item for item in items if isinstance(item, CompiledTemplate))
-        return found
-
     def __repr__(self) -> str:
         name = self.resolved["name"]
         shown = "'***'" if name.secret else repr(name.value)
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
-def _read_at(template: CompiledTemplate, name: str) -> str:
-    """Where `template` reads `name`: `template 'user (inline)' line 1`, or, in a file it extends,
-    includes or imports, `template 'base.j2' line 3 (from template 'user (inline)')`."""
-    item = template.variables.get(name)
-    if item is None:
-        return template.label
-    if item.template == template.name:
-        return item.where
-    return f"{item.where} (from {template.label})"
-
-
 def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: str) -> SecretError:
-    where = _read_at(template, name)
+    where = read_at(template, name)
     return SecretError(
         f"field {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
         f"prompt; list it under 'allow_secrets: [{name}]' in the persona if it may be sent to the model, "
@@ -1076,160 +1025,24 @@ def build_profile(
         RenderError: a field's template syntax does not parse.
         ConfigError: templated fields read each other in a circle.
     """
-    sources = {name: part.source for name, part in includes.items()} if includes else None
-    renderer = get_renderer(template_roots, sources)
-    values = {name: item.value for name, item in resolved.items()}
-    if deployment is None and origin:
-        deployment = origin.get("deployment")
-    # what is left out is resolved for the profile's own language and model
-    asked = Context(
-        language=values.get("language"), model=values.get("model"), deployment=deployment, base_dir=config._base_dir
-    )
-    if variables is None:
-        variables = resolve_variables(config, asked)
-    origins: dict[str, str] = {}
-    field_templates: dict[str, Any] = {}
-    for name, value in values.items():
-        if resolved[name].secret or name in literal:
-            continue
-        if isinstance(value, str) and has_template_syntax(value):
-            where = _written(config, resolved[name], name)
-            field_templates[name] = _compile_field(renderer, name, value, where, origins)
-        elif isinstance(value, tuple) and any(isinstance(item, str) and has_template_syntax(item) for item in value):
-            field_templates[name] = tuple(
-                _compile_field(
-                    renderer, f"{name}[{index}]", item, _written(config, resolved[name], name, index), origins
-                )
-                if has_template_syntax(item)
-                else item
-                for index, item in enumerate(value)
-            )
-    context = Context(
-        language=None if _secret(resolved, "language") else values.get("language"),
-        model=None if _secret(resolved, "model") else values.get("model"),
+    plan = build_plan(
+        config,
+        resolved,
+        template_roots=template_roots,
+        literal=literal,
+        templates=templates,
+        includes=includes,
+        origin=origin,
+        settings=settings,
+        output_schema=output_schema,
         deployment=deployment,
+        variables=variables,
     )
-    if settings is None:
-        settings = resolve_settings(config, asked) if config.model_settings else {}
-    if output_schema is FROM_CONFIG:
-        output_schema = fetch_output_schema(config, asked, lines=config)
-    if isinstance(output_schema, OutputSchema) and output_schema.origin == "inline":
-        output_schema = replace(output_schema, origin=_written_at(config, "output_schema"))
-    inputs = dict(config.inputs)
-    defaults = {name: spec.default for name, spec in inputs.items() if spec.has_default}
-    bound = {**defaults, **{name: item.value for name, item in variables.items()}}
-    field_templates = _in_dependency_order(field_templates, bound, resolved)
-    own = dict(config.templates if templates is None else templates)
-    for kind, template in own.items():
-        where = config.line_of("templates", kind) or config.line_of("templates")
-        if where:
-            origins[f"{kind} ({template.origin})"] = f"{where[0]}:{where[1]}"
-    return DefaultProfile(
-        profile_id=profile_id,
-        resolved=MappingProxyType(dict(resolved)),
-        values=MappingProxyType(values),
-        templates=MappingProxyType(own),
-        bound=MappingProxyType(bound),
-        field_templates=MappingProxyType(field_templates),
-        renderer=renderer,
-        family=renderer.family_for(values.get("model"), secret=_secret(resolved, "model")),
-        tools=tuple(config.tools),
-        requires_resources=config.requires_resources,
-        allow_secrets=frozenset(config.allow_secrets),
-        context=context,
-        inputs=MappingProxyType(inputs),
-        settings=MappingProxyType(dict(settings)),
-        settings_extra=MappingProxyType(dict(config.model_settings.extra)),
-        output_schema=output_schema if isinstance(output_schema, OutputSchema) else None,
-        layout=config.messages or DEFAULT_LAYOUT,
-        roles=MappingProxyType(dict(config.roles)),
-        metadata=MappingProxyType(config.metadata),
-        includes=MappingProxyType(dict(includes or {})),
-        origin=MappingProxyType(dict(origin or {})),
-        resolved_variables=MappingProxyType(dict(variables)),
-        origins=MappingProxyType(origins),
-    )
-
-
-def _written_at(config: PersonaModel, field_name: str) -> str:
-    """Where a field was written, as provenance says it: `yaml:a.yaml:12`, `overlay prod: a.yaml:30`."""
-    private = config.__pydantic_private__ or {}
-    overlaid = (private.get("_overlay_sources") or {}).get(field_name)
-    if overlaid:
-        return overlaid
-    where = config.line_of(field_name)
-    if where:
-        return f"yaml:{where[0]}:{where[1]}"
-    source_file = private.get("_source_file")
-    return private.get("_origin") or (f"yaml:{source_file}" if source_file else "literal")
-
-
-def _secret(resolved: Mapping[str, Resolved], name: str) -> bool:
-    item = resolved.get(name)
-    return item is not None and item.secret
-
-
-def _written(config: PersonaModel, item: Resolved, name: str, index: int | None = None) -> str | None:
-    """Where a field (or one item of a list field) was written, for errors: `planner.yaml:7`, or None."""
-    if item.source.startswith("yaml:"):
-        where = config.line_of(name, index) if index is not None else None  # type: ignore[arg-type]
-        return f"{where[0]}:{where[1]}" if where else item.source[5:]
-    if item.source.startswith("overlay "):
-        return item.source
-    return None
-
-
-def _in_dependency_order(
-    field_templates: dict[str, Any], bound: Mapping[str, Any], resolved: Mapping[str, Resolved]
-) -> dict[str, Any]:
-    """The templated fields ordered so that each comes after the templated fields it reads."""
-    reads = {
-        name: (_reads(templates) & field_templates.keys()) - bound.keys() for name, templates in field_templates.items()
-    }
-    if not any(reads.values()):
-        return field_templates
-    order: list[str] = []
-    state: dict[str, str] = {}
-
-    def visit(name: str, path: list[str]) -> None:
-        if state.get(name) == "done":
-            return
-        if state.get(name) == "visiting":
-            circle = [*path[path.index(name) :], name]
-            source = resolved[circle[0]].source
-            file, _, line = _place(source).rpartition(":")
-            raise ConfigError(
-                ConfigIssue(
-                    f"fields read each other in a circle: {' → '.join(circle)}; write one of them out without "
-                    "the others' {{ }}",
-                    circle[0],
-                    file if source.startswith("yaml:") and file else None,
-                    int(line) if source.startswith("yaml:") and line.isdigit() else None,
-                )
-            )
-        state[name] = "visiting"
-        for other in sorted(reads[name]):
-            visit(other, [*path, name])
-        state[name] = "done"
-        order.append(name)
-
-    for name in field_templates:
-        visit(name, [])
-    return {name: field_templates[name] for name in order}
+    return DefaultProfile.from_plan(plan, profile_id)
 
 
 #: What a field template's lookup returns for an optional variable nothing gives.
 _ABSENT = object()
-
-
-def _reads(templates: Any) -> set[str]:
-    """Every variable a templated field (or its templated list items) reads."""
-    items = templates if isinstance(templates, tuple) else (templates,)
-    read: set[str] = set()
-    for item in items:
-        if isinstance(item, CompiledTemplate):
-            read |= item.declared
-    return read
 
 
 def _text_size(value: Any) -> int:
@@ -1238,11 +1051,6 @@ def _text_size(value: Any) -> int:
     if isinstance(value, (list, tuple)) and all(isinstance(item, str) for item in value):
         return sum(map(len, value))
     return 0
-
-
-def _place(source: str) -> str:
-    """Where a value was written, for a message: `planner.yaml:6` for `yaml:planner.yaml:6`, else its source."""
-    return source[5:] if source.startswith("yaml:") else source
 
 
 def _text_hash(text: str) -> str:
@@ -1262,29 +1070,66 @@ def _checked_tools(value: Any) -> tuple[Tool, ...]:
         raise RenderError(f"tools given to the render: {exc}") from None
 
 
-def _check_required(kind: str, compiled: CompiledTemplate) -> None:
-    """Refuse a template of `kind` that leaves out a variable the kind's contract needs."""
-    needed = REQUIRED_VARIABLES.get(kind)
-    if not needed:
-        return
-    missing = [name for name in needed if name not in compiled.declared]
-    if missing:
-        reasons = "; ".join(f"{{{{ {name} }}}}: {needed[name]}" for name in missing)
-        raise RenderError(
-            f"{compiled.label} replaces the {kind} prompt but does not use {', '.join(missing)}; add {reasons}"
-        )
+@dataclass(frozen=True, eq=False)
+class _Parts:
+    """What a profile is made with, as `dataclasses.replace` and `dataclasses.fields` see a profile.
+
+    Profiles were dataclasses of these; a profile keeps their fields' description, so
+    `dataclasses.replace(profile, output_schema=…)` still makes a new profile with one part changed.
+    """
+
+    profile_id: Any
+    resolved: Mapping[str, Resolved]
+    values: Mapping[str, Any]
+    templates: Mapping[str, Any]
+    bound: Mapping[str, Any]
+    field_templates: Mapping[str, Any]
+    renderer: Renderer = field(repr=False)
+    family: str = DEFAULT_FAMILY
+    tools: tuple[Tool, ...] = ()
+    requires_resources: bool = False
+    allow_secrets: frozenset[str] = frozenset()
+    context: Context = field(default_factory=Context, repr=False)
+    inputs: Mapping[str, InputSpec] = field(default_factory=lambda: _EMPTY, repr=False)
+    settings: Mapping[str, Resolved] = field(default_factory=lambda: _EMPTY, repr=False)
+    settings_extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
+    output_schema: OutputSchema | None = field(default=None, repr=False)
+    layout: tuple[MessageSlot, ...] = DEFAULT_LAYOUT
+    roles: Mapping[str, str] = field(default_factory=lambda: _EMPTY, repr=False)
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    resolved_variables: Mapping[str, Resolved] = field(default_factory=lambda: _EMPTY)
+    origins: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    plans: Any = field(default=None, repr=False)
+    includes: Mapping[str, TemplateSource] = field(default_factory=lambda: _EMPTY, repr=False)
+    origin: Mapping[str, Any] = field(default_factory=lambda: _EMPTY, repr=False)
 
 
-def _compile_field(
-    renderer: Renderer, name: str, text: str, where: str | None, origins: dict[str, str]
-) -> CompiledTemplate:
-    label = f"field '{name}'"
-    if where:
-        origins[label] = where
-    try:
-        return renderer.compile(text, label)
-    except RenderError as exc:
-        prefix = f"{where}: " if where else ""
-        raise RenderError(
-            f"{prefix}field '{name}' holds template syntax that does not parse: {exc.message}", line=exc.line
-        ) from None
+DefaultProfile.__dataclass_fields__ = _Parts.__dataclass_fields__  # type: ignore[attr-defined]
+
+
+def _shared_attribute(name: str) -> property:
+    def read(self: DefaultProfile) -> Any:
+        return getattr(self._base, name)
+
+    read.__name__ = name
+    read.__doc__ = f"The profile's `{name}`, shared with every profile of its plan (see `plan.ProfilePlan`)."
+    return property(read)
+
+
+for _name in _SHARED:
+    setattr(DefaultProfile, _name, _shared_attribute(_name))
+del _name
+
+_new = object.__new__
+_set_base = DefaultProfile._base.__set__  # type: ignore[attr-defined]
+_set_id = DefaultProfile.profile_id.__set__  # type: ignore[attr-defined]
+_set_own = DefaultProfile._own.__set__  # type: ignore[attr-defined]
+_set_views = DefaultProfile._views.__set__  # type: ignore[attr-defined]
+
+
+def _init(profile: DefaultProfile, plan: ProfilePlan, profile_id: Any, own: tuple[Resolved, ...]) -> None:
+    """Fill a profile's slots past its `__setattr__`, which refuses every change."""
+    _set_base(profile, plan)
+    _set_id(profile, profile_id)
+    _set_own(profile, own)
+    _set_views(profile, None)

@@ -6,16 +6,17 @@ sits above all three and joins them, so no import runs upwards: `ProfileConfig.c
 keeps DB-GPT's name and signature and delegates to `create_profile` below.
 
 `create_profile` is cheap and deterministic, with no cache between calls for dynamic fields, so a
-changed environment variable shows at the next call. A persona without dynamic fields resolves
-the same way every time; its profile is built once per (language, model, deployment, template
-roots).
+changed environment variable shows at the next call. A persona whose creations can differ only
+in its fields (no factory, nothing but fields from the store or a provider) is compiled once per
+deployment and template path into a plan (`plan.PersonaPlan`): each call looks up its dynamic
+fields and makes a small profile sharing the rest. Any other persona, or a call with `overrides`
+or `store_versions`, is resolved whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from . import tracing
@@ -23,6 +24,7 @@ from .config import PersonaModel
 from .context import Context, Resolved
 from .deployments import for_deployment
 from .errors import FactoryError, ProfilesError
+from .plan import persona_plan as plan_of
 from .profile import DefaultProfile, Profile, build_profile
 from .resolve import (
     choose_deployment,
@@ -30,7 +32,6 @@ from .resolve import (
     env_template_roots,
     fetch_output_schema,
     fetch_templates,
-    is_literal,
     require_fields,
     resolve_fields,
     resolve_settings,
@@ -39,9 +40,6 @@ from .resolve import (
 from .secrets import redact
 
 __all__ = ["ProfileConfig", "create_profile"]
-
-#: How many (language, model, roots) contexts a literal persona keeps a built profile for.
-MAX_BUILT = 32
 
 #: Fields a factory is given, as keyword arguments.
 FACTORY_FIELDS = ("name", "role", "goal", "language", "model")
@@ -125,13 +123,18 @@ def create_profile(
 ) -> Profile:
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
     deployment = choose_deployment(deployment)
+    if not overrides and not store_versions:
+        # the persona compiled once for this deployment and template path: only its dynamic
+        # fields are looked up, into a profile that shares everything else with its plan
+        persona_plan = plan_of(persona, deployment, env_template_roots())
+        if persona_plan is not None:
+            plan, own = persona_plan.resolve(language, model, choose_rollout_key(rollout_key))
+            profile = DefaultProfile.from_plan(plan, profile_id, own)
+            if tracing.recording():
+                tracing.annotate(profile.trace_attributes())
+            return profile
     config = for_deployment(persona, deployment)
     roots = (*config.template_roots, *env_template_roots())
-    if not overrides and not store_versions and is_literal(config):
-        profile = _literal_profile(config, profile_id, language, model, deployment, roots, persona._source_file)
-        if tracing.recording():
-            tracing.annotate(profile.trace_attributes())
-        return profile
     context = Context(
         language=language,
         model=model,
@@ -166,40 +169,6 @@ def create_profile(
     if tracing.recording():
         tracing.annotate(built.trace_attributes())
     return built
-
-
-def _literal_profile(
-    config: PersonaModel,
-    profile_id: Any,
-    language: str | None,
-    model: str | None,
-    deployment: str | None,
-    roots: tuple[Path, ...],
-    source_file: str | None,
-) -> DefaultProfile:
-    """A persona without dynamic fields resolves the same way every time: build it once per context."""
-    private = config.__pydantic_private__
-    built: dict[Any, Any] = private["_memo"].setdefault("built", {})
-    key = (language, model, roots, deployment)
-    profile = built.get(key)
-    if profile is None:
-        if len(built) >= MAX_BUILT:
-            built.clear()
-        context = Context(language=language, model=model, deployment=deployment, base_dir=private["_base_dir"])
-        resolved = resolve_fields(config, context)
-        require_fields(config, resolved)  # an overlay may have emptied the name or role
-        origin = {"file": source_file, "deployment": deployment}
-        profile = built[key] = build_profile(
-            config,
-            None,
-            resolved,
-            template_roots=roots,
-            origin=origin,
-            settings=resolve_settings(config, context),
-            output_schema=config.output_schema,
-            deployment=deployment,
-        )
-    return profile if profile_id is None else replace(profile, profile_id=profile_id)
 
 
 def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, Resolved]) -> Profile | None:

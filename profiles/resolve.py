@@ -25,6 +25,7 @@ from typing import Any
 from .config import PersonaModel
 from .context import Context, Resolved
 from .dynconfig import ConfigInfo
+from .environ import getenv
 from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource
 from .inputs import InputSpecError
@@ -76,7 +77,7 @@ def choose_deployment(deployment: str | None) -> str | None:
     Raises:
         ResolutionError: the name could lead a provider out of its folder (`../x`, a path).
     """
-    chosen = deployment if deployment is not None else os.environ.get(DEPLOYMENT_ENV) or None
+    chosen = deployment if deployment is not None else getenv(DEPLOYMENT_ENV) or None
     if chosen is not None:
         check_deployment(chosen)
     return chosen
@@ -86,7 +87,7 @@ def choose_rollout_key(rollout_key: str | None) -> str | None:
     """The rollout key in force: the argument, else `PROFILES_ROLLOUT_KEY`, else none."""
     if rollout_key is not None:
         return str(rollout_key)
-    return os.environ.get(ROLLOUT_KEY_ENV) or None
+    return getenv(ROLLOUT_KEY_ENV) or None
 
 
 def env_template_roots() -> tuple[Path, ...]:
@@ -95,7 +96,7 @@ def env_template_roots() -> tuple[Path, ...]:
     Raises:
         ConfigError: an entry is not a folder.
     """
-    value = os.environ.get(TEMPLATE_PATH_ENV)
+    value = getenv(TEMPLATE_PATH_ENV)
     if not value:
         return ()
     roots = []

@@ -10,6 +10,7 @@ written on, for provenance and error messages.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -321,6 +322,8 @@ def describe_yaml_error(exc: yaml.MarkedYAMLError) -> tuple[str, int | None, int
             what, fix = unclosed
             return f"{what} is not closed (noticed at {at}: {problem}); {fix}", opened.line + 1, opened.column + 1
         problem = f"{problem} ({exc.context} from line {opened.line + 1})"
+    if isinstance(exc, yaml.constructor.ConstructorError) and "constructor for the tag" in problem:
+        problem += "; a tag that builds an object is never loaded here: remove the tag and write the value plainly"
     mark = noticed or opened
     return problem, (mark.line + 1 if mark else None), (mark.column + 1 if mark else None)
 
@@ -361,11 +364,17 @@ def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
 def read_text(path: Path) -> str:
     """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8."""
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        size, mode = status.st_size, status.st_mode
     except FileNotFoundError:
         raise ConfigError(ConfigIssue("file not found; check the path", file=str(path))) from None
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    if stat.S_ISDIR(mode):
+        raise ConfigError(
+            ConfigIssue("this is a folder; name one persona file in it (`profiles validate` and `profiles check` "
+                        "take folders)", file=str(path))
+        )
     if size > MAX_FILE_BYTES:
         raise ConfigError(
             ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a persona", file=str(path))

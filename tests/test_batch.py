@@ -277,6 +277,12 @@ _KILLED_BATCH_ARGS = [
 ]
 
 
+def _interruptible() -> None:
+    """Give the child Ctrl-C back: a test run started in the background (as CI may be) ignores
+    SIGINT, and a process started with SIGINT ignored rightly keeps ignoring it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory) -> tuple[Path, Path]:
     """The input of the killed-batch tests and the output of one uninterrupted run over it, made once."""
@@ -293,7 +299,9 @@ def test_killed_cli_resumes_to_the_same_output(tmp_path, how, uninterrupted):
     source, whole = uninterrupted
     args = [*_KILLED_BATCH_ARGS, "--from", str(source)]
     cut = tmp_path / "cut.jsonl"
-    child = subprocess.Popen([*args, "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [*args, "--out", str(cut)], cwd=REPO, stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible
+    )
     _wait_for_rows(cut.with_name("cut.jsonl.checkpoint"), 1000, child)
     child.send_signal(how)
     _, stderr = child.communicate(timeout=60)

@@ -34,3 +34,10 @@ def test_listing_bounds_each_line_and_the_count():
 
 def test_one_problem_is_one_line():
     assert ConfigError("only this").listing() == "only this"
+
+
+def test_a_folder_where_one_persona_is_wanted_says_so(tmp_path):
+    for command in (["render"], ["explain"]):
+        result = CliRunner().invoke(cli, [*command, str(tmp_path)])
+        assert result.exit_code == 2
+        assert "this is a folder; name one persona file in it" in result.output

@@ -18,6 +18,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ..context import Context, Resolved
+from ..environ import getenv
 from ..errors import ResolutionError
 from ..secrets import looks_like_credential
 from .base import ConfigProvider
@@ -45,12 +46,21 @@ DEPLOYMENT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 def check_deployment(deployment: str) -> str:
     """Return `deployment` if it is a safe name, else raise; a name like `../x` must not pick a file."""
+    if type(deployment) is str and deployment in _SAFE_DEPLOYMENTS:
+        return deployment
     if not isinstance(deployment, str) or not DEPLOYMENT_PATTERN.fullmatch(deployment) or ".." in deployment:
         raise ResolutionError(
             f"deployment name {deployment!r} is not allowed; use letters, digits, '-', '_' and '.' "
             "(at most 64, starting with a letter or digit), e.g. prod or customer-42"
         )
+    if len(_SAFE_DEPLOYMENTS) >= 1024:
+        _SAFE_DEPLOYMENTS.clear()
+    _SAFE_DEPLOYMENTS.add(deployment)
     return deployment
+
+
+#: Deployment names already found safe: checked once each, as every lookup checks them.
+_SAFE_DEPLOYMENTS: set[str] = set()
 
 
 #: What an env key may not hold: path separators, `=`, whitespace, control characters; nor `..`.
@@ -111,10 +121,35 @@ def dotenv_layers(context: Context) -> list[DotEnvFile]:
 
 
 def _allowed_patterns() -> list[str] | None:
-    raw = os.environ.get(ALLOW_VARIABLE)
-    if raw is None or not raw.strip():
+    raw = getenv(ALLOW_VARIABLE)
+    if raw is None:
         return None
-    return [pattern.strip() for pattern in raw.split(",") if pattern.strip()]
+    found = _PATTERNS.get(raw, _PATTERNS)
+    if found is _PATTERNS:
+        found = [pattern.strip() for pattern in raw.split(",") if pattern.strip()] if raw.strip() else None
+        if len(_PATTERNS) >= _MAX_KEYS:
+            _PATTERNS.clear()
+        _PATTERNS[raw] = found
+    return list(found) if found is not None else None  # type: ignore[arg-type]
+
+
+#: Each env key already checked: its provenance (`env:KEY`), the last answer the process
+#: environment gave for it, and whether its name says it is a credential. What the key holds is
+#: read again at every lookup; only what its name decides is kept.
+_KEYS: dict[str, tuple[str, Resolved | None, bool]] = {}
+
+#: `PROFILES_ENV_ALLOW` values already split into patterns.
+_PATTERNS: dict[str, list[str] | None] = {}
+
+#: Most keys (and allow-lists) kept; past that the memory is cleared and filled again.
+_MAX_KEYS = 1024
+
+
+def _remember_key(key: str) -> tuple[str, Resolved | None, bool]:
+    if len(_KEYS) >= _MAX_KEYS:
+        _KEYS.clear()
+    known = _KEYS[key] = (f"env:{key}", None, looks_like_credential(key))
+    return known
 
 
 def _check_allowed(key: str, patterns: list[str] | None, where: str | None = None) -> None:
@@ -144,14 +179,25 @@ class EnvProvider(ConfigProvider):
             ResolutionError: the key (or a key it references) is refused by `PROFILES_ENV_ALLOW`,
                 a `.env` file cannot be read, or its references form a cycle.
         """
-        why = check_env_key(key)
-        if why is not None:
-            raise ResolutionError(f"env key {key!r} {why}; an environment variable's name is letters, digits and '_'")
+        known = _KEYS.get(key)
+        if known is None:
+            why = check_env_key(key)
+            if why is not None:
+                raise ResolutionError(
+                    f"env key {key!r} {why}; an environment variable's name is letters, digits and '_'"
+                )
+            known = _remember_key(key)
         patterns = _allowed_patterns()
-        _check_allowed(key, patterns)
-        value = os.environ.get(key)
+        if patterns is not None:
+            _check_allowed(key, patterns)
+        value = getenv(key)
         if value not in (None, ""):
-            return Resolved(value, f"env:{key}", looks_like_credential(key))
+            last = known[1]
+            if last is not None and last.value == value:
+                return last  # the same answer as last time: one object for it, not one per lookup
+            found_now = Resolved(value, known[0], known[2])
+            _KEYS[key] = (known[0], found_now, known[2])
+            return found_now
         found = expand(key, dotenv_layers(context), check=lambda ref, where: _check_allowed(ref, patterns, where))
         if found is None:
             return None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..context import Context, Resolved
+from ..environ import getenv
 from ..errors import PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
 from .base import ConfigProvider
 from .http_store import is_http_store
@@ -173,7 +174,7 @@ class StoreProvider(ConfigProvider):
         """
         url = self.url if self.url is not None else self._url()
         deployment = context.deployment
-        raw = os.environ.get(LABELS_ENV, "")
+        raw = getenv(LABELS_ENV, "")
         chain = self._chain_memo.get((deployment, raw))
         if chain is None:
             chain = self.chain_for(deployment)
@@ -277,7 +278,7 @@ class StoreProvider(ConfigProvider):
             return self.url
         from ..store.location import STORE_URL_ENV
 
-        configured = os.environ.get(STORE_URL_ENV, "").strip()
+        configured = (getenv(STORE_URL_ENV) or "").strip()
         return configured or "sqlite:///" + str(_default_path())
 
     def _check_not_down(self, url: str, now: float) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import traceback
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jinja2 import TemplateNotFound as _JinjaNotFound
 from jinja2 import TemplateSyntaxError, nodes
 from jinja2.environment import Template
+from jinja2.exceptions import SecurityError, UndefinedError
 from jinja2.ext import Extension
 
 from ..errors import RenderError, TemplateNotFoundError
@@ -320,7 +321,7 @@ class Renderer:
         total = 0
         token = current_budget.set(RenderBudget(self.max_render_seconds if max_seconds is None else max_seconds))
         try:
-            chunks = template.root_render_func(template.new_context(variables))
+            chunks = template.root_render_func(_context(template, variables))
             if observe is not None:
                 chunks = observe(chunks)
             # counted a batch at a time: a per-chunk loop in Python costs more than the render itself
@@ -409,6 +410,23 @@ class Renderer:
         return joined
 
 
+def _context(template: Template, variables: Mapping[str, Any]) -> Any:
+    """The context `template.new_context(variables)` makes, made with less work.
+
+    Jinja copies the template's globals (a `ChainMap` over the environment's) into every render's
+    context, and then copies their names into a set, both in Python, which costs more than a
+    short prompt's render. A template compiled here has no globals of its own (the `ChainMap`'s
+    first map is empty), so its context is the environment's globals and the variables in one
+    dict, made in C; the set of global names only tells an imported template which globals the
+    importer has that it lacks, and it lacks none, since both have the environment's.
+    """
+    scope = template.globals
+    env = template.environment
+    if type(scope) is not ChainMap or len(scope.maps) != 2 or scope.maps[0] or scope.maps[1] is not env.globals:
+        return template.new_context(dict(variables))  # globals of its own: as Jinja does it
+    return env.context_class(env, {**env.globals, **variables}, template.name, template.blocks)
+
+
 def _syntax_hint(exc: TemplateSyntaxError) -> str:
     """How to fix a syntax error: an unknown tag or filter is missing code; anything else, braces."""
     message = exc.message or ""
@@ -435,7 +453,21 @@ def _render_error(exc: BaseException, compiled: CompiledTemplate) -> RenderError
         name, where = compiled.name, compiled.label + at
     else:
         where = f"template {name!r}{at} (from {compiled.label})"
-    return RenderError(f"{where}: {_describe(exc)}", template=name, line=line, limit=getattr(exc, "bound", None))
+    limit = getattr(exc, "bound", None)
+    return RenderError(f"{where}: {_describe(exc)}; {_remedy(exc, limit)}", template=name, line=line, limit=limit)
+
+
+def _remedy(exc: BaseException, limit: str | None) -> str:
+    """How to fix a render that failed: each kind of failure has its own way out."""
+    if limit is not None:
+        return "make the template do less work: the bound keeps one render from taking the machine"
+    if isinstance(exc, SecurityError):
+        return "the sandbox refuses this; use the value itself rather than its Python internals"
+    if isinstance(exc, TemplateSyntaxError):
+        return "fix the syntax at that line"
+    if isinstance(exc, UndefinedError):
+        return "pass the missing value, or test it with `is defined` in the template"
+    return "fix the expression at that line, or the values it is given"
 
 
 def _template_line(exc: BaseException) -> tuple[str | None, int | None]:
@@ -481,7 +513,7 @@ def _parser() -> Any:
 
 
 def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
+    text = str(exc).rstrip(". ") or type(exc).__name__
     if len(text) > 300:
         text = text[:300] + "…"
     return f"{type(exc).__name__}: {text}"

@@ -281,29 +281,27 @@ def protected(conn: Connection) -> dict[str, tuple[datetime, str]]:
     return {row.label: (utc(row.protected_at), row.author) for row in rows}
 
 
-def _is_protected(conn: Connection, label: str) -> bool:
-    # asked rather than read from rowcount, which psycopg leaves at -1 for these statements
-    return conn.execute(select(protected_labels.c.label).where(protected_labels.c.label == label)).first() is not None
-
-
 def protect(conn: Connection, label: str, now: datetime, author: str) -> bool:
-    """Protect a label of the whole store; False when it already was."""
-    if _is_protected(conn, label):
-        return False
-    conn.execute(
+    """Protect a label of the whole store; False when it already was.
+
+    The insert itself answers, by the row it returns (psycopg leaves `rowcount` at -1 here): of
+    two writers protecting a label at once, exactly one is told it protected it.
+    """
+    written = conn.execute(
         _insert(conn, protected_labels)
         .values(label=label, protected_at=now, author=author)
         .on_conflict_do_nothing(index_elements=["label"])
+        .returning(protected_labels.c.label)
     )
-    return True
+    return written.first() is not None
 
 
 def unprotect(conn: Connection, label: str) -> bool:
-    """Lift a label's protection; False when it was not protected."""
-    if not _is_protected(conn, label):
-        return False
-    conn.execute(delete(protected_labels).where(protected_labels.c.label == label))
-    return True
+    """Lift a label's protection; False when it was not protected (or another writer lifted it first)."""
+    removed = conn.execute(
+        delete(protected_labels).where(protected_labels.c.label == label).returning(protected_labels.c.label)
+    )
+    return removed.first() is not None
 
 
 def label_map(conn: Connection, prompt_ids: list[int]) -> dict[int, dict[str, int]]:

@@ -99,7 +99,7 @@ def test_bom_and_crlf_are_accepted(tmp_path):
         (b"name: Ada\nrole: [\n", "invalid YAML"),
         (b"name: Ada\nrole: x\n\tgoal: y\n", "invalid YAML"),
         (b"\xff\xfe\x00n\x00a", "UTF-8"),
-        (b"name: !!python/object/apply:os.system ['echo hi']\nrole: x\n", "invalid YAML"),
+        (b"name: !!python/object/apply:os.system ['echo hi']\nrole: x\n", "invalid YAML.*remove the tag"),
         (b"--- \nname: a\nrole: b\n--- \n- 1\n", "got a list"),
     ],
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["RACE_VERSIONS", "open_and_put", "put_many", "race_label"]
+__all__ = ["RACE_VERSIONS", "open_and_put", "put_many", "race_label", "race_protect"]
 
 
 def put_many(url: str, worker: int, count: int, barrier: Any) -> None:
@@ -52,4 +52,19 @@ def open_and_put(url: str, worker: int, barrier: Any) -> None:
     barrier.wait()
     store = PromptStore(url)
     store.put("shared", f"worker {worker}", author=f"worker-{worker}")
+    store.close()
+
+
+def race_protect(url: str, worker: int, rounds: int, barrier: Any, results: Any) -> None:
+    """Each round: every worker protects one label at the same moment, then unprotects it at the same
+    moment. Reports (round, worker, protected, unprotected): what each call said it did."""
+    from profiles.store import PromptStore
+
+    store = PromptStore(url)
+    for round_ in range(rounds):
+        barrier.wait()
+        protected = store.protect("production", author=f"worker-{worker}")
+        barrier.wait()
+        unprotected = store.unprotect("production")
+        results.put((round_, worker, protected, unprotected))
     store.close()

@@ -139,3 +139,30 @@ def test_racing_compare_and_set_moves_have_one_winner_per_round(store_url):
         assert (move.from_version, move.to_version, move.author) == (expected, target, f"worker-{worker}")
         assert move.note == f"round {round_}"
     assert final == moves[-1].to_version
+
+
+def test_racing_protects_and_unprotects_each_have_one_winner(store_url):
+    """8 processes protect one label at once, then unprotect it at once, round after round: each
+    time exactly one of them is told it protected it, and exactly one that it lifted it."""
+    from ._workers import race_protect
+
+    PromptStore(store_url).put("raced", "v1")  # creates the store and its tables before the race
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(PROCESSES)
+    results = context.Queue()
+    workers = [
+        context.Process(target=race_protect, args=(store_url, worker, RACE_ROUNDS, barrier, results))
+        for worker in range(PROCESSES)
+    ]
+    for process in workers:
+        process.start()
+    reports = [results.get(timeout=300) for _ in range(PROCESSES * RACE_ROUNDS)]
+    for process in workers:
+        process.join(timeout=300)
+    assert [process.exitcode for process in workers] == [0] * PROCESSES
+    for round_ in range(RACE_ROUNDS):
+        this_round = [report for report in reports if report[0] == round_]
+        assert sum(report[2] for report in this_round) == 1, f"round {round_}: protected by several"
+        assert sum(report[3] for report in this_round) == 1, f"round {round_}: lifted by several"
+    with PromptStore(store_url) as store:
+        assert store.protected_labels() == ()
