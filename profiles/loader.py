@@ -23,7 +23,6 @@ from typing import Any
 from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
 from .fields import confine_root_var
-from .inheritance import merge_configs
 from .lookalikes import lookalike
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
@@ -186,6 +185,8 @@ def _build(
         problems.extend(exc.issues)
     if problems:
         raise ConfigError(problems)
+    from .inheritance import merge_configs  # imported here: most personas extend nothing
+
     data, lines = merge_configs([*parents, child])
     return source.validate(data, partial=partial, lines=lines)
 

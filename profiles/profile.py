@@ -35,10 +35,8 @@ from .inputs import InputSpec
 from .messages import DEFAULT_LAYOUT, STYLES, MessageSlot, assemble, to_style
 from .output_schema import OutputSchema, parse_reply
 from .plan import KindPlan, ProfilePlan, build_plan, check_required, place, read_at
-from .provenance import ExplainRow, explain_profile
 from .rendering.renderer import CompiledTemplate, Renderer
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS
-from .requests import build_request, check_api
 from .resources import check_resources
 from .secrets import first_leak, redact
 from .settings import SETTING_NAMES, SettingError, check_setting
@@ -48,6 +46,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from .config import PersonaModel
+    from .provenance import ExplainRow
 
 __all__ = ["FROM_CONFIG", "DefaultProfile", "Profile", "build_profile"]
 
@@ -399,6 +398,8 @@ class DefaultProfile(Profile):
 
     def explain(self) -> list[ExplainRow]:
         """One row per field: its value (masked when secret) and where it came from."""
+        from .provenance import explain_profile  # imported here: rendering never needs it
+
         return explain_profile(self)
 
     def _secret_values(self) -> list[Any]:
@@ -608,6 +609,8 @@ class DefaultProfile(Profile):
             HistoryError: `history` is malformed for this API.
             SecretError: a secret would reach the body.
         """
+        from .requests import build_request, check_api  # imported here: rendering never needs it
+
         api = check_api(api)
         messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
         chosen = model if model is not None else self._model_for_request()

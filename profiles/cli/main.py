@@ -5,6 +5,10 @@ imports a command's module only when that command runs (or `--help` lists them a
 render` never pays for the store, batch or generation commands. Every `ProfilesError` is printed
 as one `Error: …` message with no traceback; the exit status is 2 for a mistake in the input and 1
 for a fault of ours.
+
+The console script imports with the garbage collector paused (see `startup.py`): the command's
+module and the library modules it is known to use (`PRELOAD`) are imported once the command is
+known, then the collector comes back before the command runs.
 """
 
 from __future__ import annotations
@@ -15,10 +19,11 @@ from importlib import import_module
 import click
 
 from ..errors import ProfilesError
+from . import startup
 from .group import ProfilesGroup
 from .output import CLOSED_PIPE_STATUS, OutputClosed, guarded_stdout, labelled, silence_stdout
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "PRELOAD", "cli", "main"]
 
 #: Every command: its name, and the module under `profiles.cli` and the name it is defined as there.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -40,6 +45,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Library modules (under `profiles`) a command imports as it starts, imported with its own module
+#: while the console script's start-up has the collector paused; `--help` of a command skips them.
+PRELOAD: dict[str, tuple[str, ...]] = {
+    "render": ("loader",),
+    "validate": ("loader", "validate"),
+    "check": ("check",),
+    "explain": ("loader", "explanation"),
+}
+
+
 class LazyGroup(ProfilesGroup):
     """The `profiles` group: commands are imported when asked for, not when the group is built."""
 
@@ -53,6 +68,16 @@ class LazyGroup(ProfilesGroup):
             command = getattr(import_module(f"{__package__}.{module}"), name)
             self.add_command(command)
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if name in PRELOAD and not ctx.resilient_parsing and not any(arg in ("--help", "-h") for arg in rest):
+            for library in PRELOAD[name]:
+                import_module(f"{__package__.rpartition('.')[0]}.{library}")
+        startup.resume()  # the command runs with the collector on
+        return name, command, rest
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -80,6 +105,7 @@ def cli() -> None:
 
 def main() -> None:
     """Entry point of the `profiles` console script."""
+    startup.pause()
     try:
         with guarded_stdout():  # `profiles --help` prints before any subcommand runs
             cli.main(prog_name="profiles")
@@ -89,3 +115,5 @@ def main() -> None:
     except OutputClosed:
         silence_stdout()
         sys.exit(CLOSED_PIPE_STATUS)
+    finally:
+        startup.resume()

@@ -1,13 +1,20 @@
-"""The registry of configuration providers, by the name persona files use."""
+"""The registry of configuration providers, by the name persona files use.
+
+The `store` provider is made at its first lookup, not when this registry is imported: a persona
+without store fields (and `profiles render` of it) never loads the store's code.
+"""
 
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnknownProviderError
 from .base import ConfigProvider
 from .env import EnvProvider
-from .store import StoreProvider
+
+if TYPE_CHECKING:
+    from .store import StoreProvider
 
 __all__ = [
     "ConfigProvider",
@@ -22,10 +29,18 @@ __all__ = [
 ALIASES = {"prompt_manager": "store"}
 
 _lock = threading.Lock()
-_providers: dict[str, ConfigProvider] = {
-    "env": EnvProvider(),
-    "store": StoreProvider(),
-}
+_providers: dict[str, ConfigProvider] = {"env": EnvProvider()}
+
+#: Built-in providers made when first asked for (see `get_provider`).
+_BUILT_IN_LATER = ("store",)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "StoreProvider":
+        from .store import StoreProvider
+
+        return StoreProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register_provider(name: str, provider: ConfigProvider) -> None:
@@ -38,16 +53,25 @@ def register_provider(name: str, provider: ConfigProvider) -> None:
 
 def known_providers() -> list[str]:
     """Names a field may use, aliases included, sorted."""
-    return sorted([*_providers, *ALIASES])
+    return sorted({*_providers, *_BUILT_IN_LATER, *ALIASES})
 
 
 def get_provider(name: str) -> ConfigProvider:
     """Return the provider registered under `name` (or its alias)."""
-    try:
-        return _providers[ALIASES.get(name, name)]
-    except KeyError:
-        known = ", ".join(known_providers())
-        raise UnknownProviderError(
-            f"unknown provider {name!r}; known providers are: {known}. "
-            "Register your own with profiles.register_provider(name, provider)."
-        ) from None
+    key = ALIASES.get(name, name)
+    provider = _providers.get(key)
+    if provider is not None:
+        return provider
+    if key in _BUILT_IN_LATER:
+        with _lock:
+            provider = _providers.get(key)
+            if provider is None:
+                from .store import StoreProvider
+
+                provider = _providers[key] = StoreProvider()
+        return provider
+    known = ", ".join(known_providers())
+    raise UnknownProviderError(
+        f"unknown provider {name!r}; known providers are: {known}. "
+        "Register your own with profiles.register_provider(name, provider)."
+    )

@@ -96,49 +96,59 @@ def analyse(environment: Any, tree: nodes.Template, name: str) -> FileAnalysis:
     tracker.visit(tree)
     undeclared = tracker.undeclared
     lines: dict[str, int] = {}
-    for node in tree.find_all(nodes.Name):
-        if node.ctx == "load" and node.name in undeclared:
-            if node.name not in lines or node.lineno < lines[node.name]:
-                lines[node.name] = node.lineno
     optional = set()
-    for test in tree.find_all(nodes.Test):
-        if test.name in _PRESENCE_TESTS and isinstance(test.node, nodes.Name):
-            optional.add(test.node.name)
-    for flt in tree.find_all(nodes.Filter):
-        if flt.name in _DEFAULT_FILTERS and isinstance(flt.node, nodes.Name):
-            optional.add(flt.node.name)
-    stored = frozenset(_stored(tree))
+    stored = set()
+    references = []
+    # one walk over the tree, in the order `find_all` visits it, however many kinds of node are wanted
+    for node in _walk(tree):
+        if isinstance(node, nodes.Name):
+            if node.ctx == "load":
+                if node.name in undeclared and (node.name not in lines or node.lineno < lines[node.name]):
+                    lines[node.name] = node.lineno
+            elif node.ctx in ("store", "param"):
+                stored.add(node.name)
+        elif isinstance(node, nodes.Test):
+            if node.name in _PRESENCE_TESTS and isinstance(node.node, nodes.Name):
+                optional.add(node.node.name)
+        elif isinstance(node, nodes.Filter):
+            if node.name in _DEFAULT_FILTERS and isinstance(node.node, nodes.Name):
+                optional.add(node.node.name)
+        elif isinstance(node, nodes.Macro):
+            stored.add(node.name)
+        elif isinstance(node, (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)):
+            references.append(_reference(node))
+            if isinstance(node, nodes.Import):
+                stored.add(node.target)
+            elif isinstance(node, nodes.FromImport):
+                stored.update(item[1] if isinstance(item, tuple) else item for item in node.names)
     # Jinja reads a name from the context when the template sets it in only some places (an
     # `{% if %}` branch, a loop), and even when every branch sets it: such a name is the template's
     # own, and a caller's value is a default at most
     optional |= stored
     ordered = sorted(undeclared, key=lambda item: (lines.get(item, 1), item))
     variables = {item: Variable(item, name, lines.get(item, 1), item in optional) for item in ordered}
-    return FileAnalysis(variables, stored, tuple(_references(tree)))
+    return FileAnalysis(variables, frozenset(stored), tuple(references))
 
 
-def _stored(tree: nodes.Template) -> Iterator[str]:
-    for node in tree.find_all(nodes.Name):
-        if node.ctx in ("store", "param"):
-            yield node.name
-    for macro in tree.find_all(nodes.Macro):
-        yield macro.name
-    for imported in tree.find_all(nodes.Import):
-        yield imported.target
-    for imported in tree.find_all(nodes.FromImport):
-        for item in imported.names:
-            yield item[1] if isinstance(item, tuple) else item
-
-
-def _references(tree: nodes.Template) -> Iterator[Reference]:
-    for node in tree.find_all((nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)):
-        names = _constant_names(node.template)
-        if isinstance(node, nodes.Extends):
-            yield Reference("extends", names, node.lineno, True)
-        elif isinstance(node, nodes.Include):
-            yield Reference("include", names, node.lineno, node.with_context, node.ignore_missing)
+def _walk(tree: nodes.Node) -> Iterator[nodes.Node]:
+    """Every node under `tree`, parents before children, in the order `Node.find_all` yields them."""
+    stack = [tree.iter_child_nodes()]
+    while stack:
+        for child in stack[-1]:
+            yield child
+            stack.append(child.iter_child_nodes())
+            break
         else:
-            yield Reference("import", names, node.lineno, node.with_context)
+            stack.pop()
+
+
+def _reference(node: nodes.Node) -> Reference:
+    names = _constant_names(node.template)
+    if isinstance(node, nodes.Extends):
+        return Reference("extends", names, node.lineno, True)
+    if isinstance(node, nodes.Include):
+        return Reference("include", names, node.lineno, node.with_context, node.ignore_missing)
+    return Reference("import", names, node.lineno, node.with_context)
 
 
 def _constant_names(node: nodes.Expr) -> tuple[str, ...]:

@@ -190,11 +190,22 @@ def _copy(additions: JinjaAdditions) -> JinjaAdditions:
     )
 
 
-def _load_entry_points() -> JinjaAdditions:
-    from importlib.metadata import entry_points
+def _group_entry_points() -> Any:
+    """The installed entry points of `ENTRY_POINT_GROUP`, as `importlib.metadata.entry_points` finds them.
 
+    Parsing every installed package's entry points costs more than a first render; most installs
+    name the group nowhere, which one look at each package's raw `entry_points.txt` tells.
+    """
+    from importlib.metadata import distributions, entry_points
+
+    if not any(ENTRY_POINT_GROUP in (dist.read_text("entry_points.txt") or "") for dist in distributions()):
+        return ()
+    return entry_points(group=ENTRY_POINT_GROUP)
+
+
+def _load_entry_points() -> JinjaAdditions:
     additions = JinjaAdditions()
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda item: item.name):
+    for point in sorted(_group_entry_points(), key=lambda item: item.name):
         where = f"entry point {point.name!r} ({point.value}) of group {ENTRY_POINT_GROUP}"
         try:
             loaded = point.load()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from profiles import ConfigProvider, DynConfig, register_provider
@@ -22,6 +25,22 @@ class Capital(ConfigProvider):
 def test_builtins_and_alias_are_known():
     assert {"env", "store", "prompt_manager"} <= set(known_providers())
     assert get_provider("prompt_manager") is get_provider("store")
+
+
+def test_the_store_provider_is_made_at_its_first_lookup():
+    """Importing the registry loads no store code; asking for `store` makes one provider, kept."""
+    code = (
+        "import sys\n"
+        "from profiles.providers import get_provider, known_providers\n"
+        "assert 'store' in known_providers() and 'prompt_manager' in known_providers()\n"
+        "print('profiles.providers.store' in sys.modules)\n"
+        "first = get_provider('prompt_manager')\n"
+        "from profiles.providers import StoreProvider\n"
+        "print(type(first) is StoreProvider, first is get_provider('store'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "True"]
 
 
 def test_registered_provider_gets_the_context():

@@ -221,3 +221,23 @@ def test_a_broken_entry_point_is_named(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "entry point 'broken' (prompt_plugin:broken) of group agent_profiles.jinja failed" in done.stdout
     assert "RuntimeError: the plugin is broken" in done.stdout
+
+
+def test_the_entry_point_scan_finds_what_importlib_metadata_finds(tmp_path):
+    # the scan skips parsing packages whose entry_points.txt never names the group; it must still
+    # find exactly the standard answer, with a plugin installed and without one
+    code = (
+        "from importlib.metadata import entry_points\n"
+        "from profiles.rendering import plugins\n"
+        "ours = sorted((p.name, p.value) for p in plugins._group_entry_points())\n"
+        "theirs = sorted((p.name, p.value) for p in entry_points(group=plugins.ENTRY_POINT_GROUP))\n"
+        "assert ours == theirs, (ours, theirs)\n"
+        "print(ours)\n"
+    )
+    bare = _run_with(tmp_path, code)
+    assert bare.returncode == 0, bare.stderr
+    assert bare.stdout.strip() == "[]"
+    _install_plugin(tmp_path, "money = prompt_plugin:register\n")
+    found = _run_with(tmp_path, code)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == "[('money', 'prompt_plugin:register')]"
