@@ -513,6 +513,12 @@ class DatasetProfileFactory(ProfileFactory):
         if isinstance(value, str):
             value = value.strip()
             return value or None
+        if _names_a_lookup(value):
+            raise _RowProblem(
+                "holds a mapping with 'key:', which a persona reads as a dynamic field; a dataset gives "
+                "values, never lookups of the environment or the store: write the value itself, or put the "
+                "dynamic field in the base persona"
+            )
         return value
 
     def _settings(self, deployment: str | None = None, language: str | None = None, model: str | None = None) -> _Run:
@@ -621,6 +627,17 @@ class ProfileStream(Iterator["Profile"]):
 
 #: A cell the row does not have, told apart from a cell holding None.
 _ABSENT = object()
+
+
+def _names_a_lookup(value: Any, depth: int = 0) -> bool:
+    """Whether a cell's value holds, at any depth, a mapping with `key`: a dynamic field's shape."""
+    if depth > 32:
+        return True  # deeper than any persona value; refused rather than walked further
+    if isinstance(value, Mapping):
+        return "key" in value or any(_names_a_lookup(item, depth + 1) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_names_a_lookup(item, depth + 1) for item in value)
+    return False
 
 
 class _RowProblem(Exception):

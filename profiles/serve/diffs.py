@@ -48,7 +48,8 @@ def side_by_side(old: str, new: str, *, context: int = CONTEXT_LINES) -> list[Di
     """The rows of a side-by-side diff from `old` to `new`; an empty list when they are equal."""
     if old == new:
         return []
-    left, right = old.splitlines(), new.splitlines()
+    # split at "\n" only: texts that differ by a final newline or a "\r" differ in the rows too
+    left, right = old.split("\n"), new.split("\n")
     rows: list[DiffRow] = []
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     opcodes = matcher.get_opcodes()

@@ -186,6 +186,25 @@ def test_cells_are_data_never_templates(write):
     assert "You are {{ question }} {% if x %}." in profile.format_system_prompt("secret question")
 
 
+def test_cells_never_look_up_the_environment(write, monkeypatch):
+    """A cell shaped like a dynamic field (`{key: …}`) is refused: data must not read env or store."""
+    monkeypatch.setenv("PROFILES_TEST_CELL_SECRET", "leaked-value")
+    lookup = {"key": "PROFILES_TEST_CELL_SECRET"}
+    rows = [
+        {"name": lookup, "role": "Analyst", "constraints": None, "x": None},
+        {"name": "Ada", "role": "Analyst", "constraints": ["be brief", lookup], "x": None},
+        {"name": "Ada", "role": "Analyst", "constraints": None, "x": {"nested": lookup}},
+        {"name": "Grace", "role": "Analyst", "constraints": None, "x": {"plain": "data"}},
+    ]
+    mapping = {"name": "name", "role": "role", "constraints": "constraints", "variables.x": "x"}
+    factory = DatasetProfileFactory(rows, mapping, on_error="collect")
+    profiles = list(factory.create_profiles())
+    assert [profile.get_name() for profile in profiles] == ["Grace"]
+    assert [issue.row for issue in factory.errors] == [1, 2, 3]
+    assert all("holds a mapping with 'key:'" in issue.message for issue in factory.errors)
+    assert "leaked-value" not in repr(profiles) + str(factory.errors)
+
+
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40))
 def test_any_cell_text_round_trips(text):

@@ -68,7 +68,9 @@ def test_any_store_query_gets_a_meant_status(live, params):
         assert answer.status_code in MEANT, (answer.status_code, answer.text)
 
 
-lines = st.lists(st.sampled_from(["a", "b", "c", "same line", "<b>x</b>", "", "    indented", "日本"]), max_size=30)
+lines = st.lists(
+    st.sampled_from(["a", "b", "c", "same line", "<b>x</b>", "", "    indented", "日本", "a\r", "\u2028"]), max_size=30
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -81,9 +83,14 @@ def test_a_side_by_side_diff_keeps_every_line_of_both_texts(old, new):
         return
     left = ["".join(part.text for part in row.left) for row in rows if row.left_no is not None]
     right = ["".join(part.text for part in row.right) for row in rows if row.right_no is not None]
-    assert left == old_text.splitlines() and right == new_text.splitlines()
+    assert left == old_text.split("\n") and right == new_text.split("\n")
     assert [row.left_no for row in rows if row.left_no is not None] == list(range(1, len(left) + 1))
     assert all(row.kind != "skipped" for row in rows)
+
+
+def test_a_final_newline_alone_is_a_difference_shown():
+    rows = side_by_side("a\na", "a\na\n")
+    assert [(row.kind, row.right_no) for row in rows if row.kind != "same"] == [("added", 3)]
 
 
 @pytest.mark.parametrize(("context", "hidden", "shown"), [(0, 20, 0), (3, 17, 3)])
