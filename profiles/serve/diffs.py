@@ -48,8 +48,11 @@ def side_by_side(old: str, new: str, *, context: int = CONTEXT_LINES) -> list[Di
     """The rows of a side-by-side diff from `old` to `new`; an empty list when they are equal."""
     if old == new:
         return []
-    # split at "\n" only: texts that differ by a final newline or a "\r" differ in the rows too
+    # split at "\n" only: texts that differ by a final newline or a "\r" differ in the rows too;
+    # a final newline both share ends their last lines rather than starting an empty one
     left, right = old.split("\n"), new.split("\n")
+    if old.endswith("\n") and new.endswith("\n"):
+        left, right = left[:-1], right[:-1]
     rows: list[DiffRow] = []
     matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
     opcodes = matcher.get_opcodes()

@@ -83,14 +83,22 @@ def test_a_side_by_side_diff_keeps_every_line_of_both_texts(old, new):
         return
     left = ["".join(part.text for part in row.left) for row in rows if row.left_no is not None]
     right = ["".join(part.text for part in row.right) for row in rows if row.right_no is not None]
-    assert left == old_text.split("\n") and right == new_text.split("\n")
+    both_end = old_text.endswith("\n") and new_text.endswith("\n")
+    assert left == _lines(old_text, both_end) and right == _lines(new_text, both_end)
     assert [row.left_no for row in rows if row.left_no is not None] == list(range(1, len(left) + 1))
     assert all(row.kind != "skipped" for row in rows)
+
+
+def _lines(text: str, shared_final_newline: bool) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if shared_final_newline else lines
 
 
 def test_a_final_newline_alone_is_a_difference_shown():
     rows = side_by_side("a\na", "a\na\n")
     assert [(row.kind, row.right_no) for row in rows if row.kind != "same"] == [("added", 3)]
+    both = side_by_side("a\nb\n", "a\nc\n")  # a final newline both have is no row of its own
+    assert [(row.kind, row.left_no) for row in both] == [("same", 1), ("changed", 2)]
 
 
 @pytest.mark.parametrize(("context", "hidden", "shown"), [(0, 20, 0), (3, 17, 3)])
