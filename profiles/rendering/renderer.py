@@ -25,7 +25,7 @@ from jinja2.ext import Extension
 
 from ..errors import RenderError, TemplateNotFoundError
 from . import plugins
-from .budget import RenderBudget, current_budget, output_limit, render_seconds
+from .budget import LimitExceeded, RenderBudget, current_budget, output_limit, render_seconds
 from .declared import FileAnalysis, Variable, analyse
 from .loader import ConfinedLoader
 from .sandbox import DEFAULT_EXTENSIONS, make_environment
@@ -454,13 +454,18 @@ def _render_error(exc: BaseException, compiled: CompiledTemplate) -> RenderError
     else:
         where = f"template {name!r}{at} (from {compiled.label})"
     limit = getattr(exc, "bound", None)
-    return RenderError(f"{where}: {_describe(exc)}; {_remedy(exc, limit)}", template=name, line=line, limit=limit)
+    remedy = _remedy(exc, limit)
+    message = f"{where}: {_describe(exc)}" + (f"; {remedy}" if remedy else "")
+    return RenderError(message, template=name, line=line, limit=limit)
 
 
 def _remedy(exc: BaseException, limit: str | None) -> str:
-    """How to fix a render that failed: each kind of failure has its own way out."""
+    """How to fix a render that failed: each kind of failure has its own way out ("" when the
+    error's own message already says it, as a refused construct's does)."""
     if limit is not None:
         return "make the template do less work: the bound keeps one render from taking the machine"
+    if isinstance(exc, LimitExceeded):
+        return ""
     if isinstance(exc, SecurityError):
         return "the sandbox refuses this; use the value itself rather than its Python internals"
     if isinstance(exc, TemplateSyntaxError):

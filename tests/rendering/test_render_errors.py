@@ -26,3 +26,10 @@ def test_each_failure_names_its_line_and_remedy(template, what, remedy):
     message = str(caught.value)
     assert message.startswith("template 'system (inline)' line 1: ") and what in message and remedy in message
     assert ".;" not in message
+
+
+def test_a_refused_construct_keeps_its_own_remedy():
+    with pytest.raises(RenderError) as caught:
+        _render("{{ '%*d' % (5, 1) }}")
+    message = str(caught.value)
+    assert "write the width out" in message and "Python internals" not in message
