@@ -1000,16 +1000,32 @@ class _Sink:
         raise NotImplementedError
 
 
-class _JsonlSink(_Sink):
+class _LinesSink(_Sink):
+    """A sink of JSON lines: records wait as encoded lines until the next commit writes them."""
+
     encodes = True
 
+    def __init__(self, options: BatchOptions) -> None:
+        super().__init__(options)
+        self._lines: list[bytes] = []
+
+    def add(self, result: RowResult, record: dict[str, Any]) -> None:
+        self.add_line(dumps_line(record))
+
+    def add_line(self, line: bytes) -> None:
+        """A record already encoded (by a worker process): the same bytes `add` would append."""
+        self._lines.append(line)
+        self.pending += 1
+        self.pending_bytes += len(line)
+
+
+class _JsonlSink(_LinesSink):
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
         out = options.out
         self.checkpoint_path = out.with_name(out.name + ".checkpoint")
         self.errors_path = out.with_name(out.stem + ".errors.jsonl")
         self.roots_folder = out.with_name(out.stem + "_templates")
-        self._lines: list[bytes] = []
         self._file: Any = None
 
     def _has_output(self) -> bool:
@@ -1026,15 +1042,6 @@ class _JsonlSink(_Sink):
         self._file = self._open_truncated(self.options.out, state["out_bytes"])
         for temp in self.options.out.parent.glob(f".{self.checkpoint_path.name}.*.tmp"):
             temp.unlink(missing_ok=True)
-
-    def add(self, result: RowResult, record: dict[str, Any]) -> None:
-        self.add_line(dumps_line(record))
-
-    def add_line(self, line: bytes) -> None:
-        """A record already encoded (by a worker process): the same bytes `add` would append."""
-        self._lines.append(line)
-        self.pending += 1
-        self.pending_bytes += len(line)
 
     def _flush(self) -> None:
         if self._lines:
@@ -1179,15 +1186,12 @@ class _ParquetTypes(dict):
 _PARQUET_TYPES: dict[str, Any] = _ParquetTypes()
 
 
-class _StdoutSink(_Sink):
+class _StdoutSink(_LinesSink):
     """JSON lines on standard output, a chunk at a time. There is no checkpoint: printed lines stay printed."""
-
-    encodes = True
 
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
         self.checkpoint_path = self.errors_path = Path(STDOUT)  # neither is written
-        self._lines: list[bytes] = []
 
     def open(self, fingerprint: dict[str, Any]) -> dict[str, Any]:
         if self.options.resume:
@@ -1199,15 +1203,6 @@ class _StdoutSink(_Sink):
             )
         self._state = {"rows_done": 0, "written": 0, "failed": 0, "complete": False}
         return dict(self._state)
-
-    def add(self, result: RowResult, record: dict[str, Any]) -> None:
-        self.add_line(dumps_line(record))
-
-    def add_line(self, line: bytes) -> None:
-        """A record already encoded (by a worker process): the same bytes `add` would append."""
-        self._lines.append(line)
-        self.pending += 1
-        self.pending_bytes += len(line)
 
     def commit(self, report: BatchReport) -> None:
         import sys

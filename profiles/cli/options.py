@@ -104,21 +104,14 @@ def using_store(url: str | None) -> Iterator[None]:
         yield
         return
     # imported here: a command run without --store never loads the store's code
-    from ..providers import get_provider, register_provider
+    from ..providers import store_answering_from
     from ..providers.http_store import is_http_store
-    from ..providers.store import StoreProvider
     from ..store.location import check_store_value, resolve_store_url
 
-    previous = get_provider("store")
     # a `profiles serve` is read through its API; anything else must name a database
     chosen = url.strip() if is_http_store(url) else resolve_store_url(check_store_value(url))
-    provider = StoreProvider(chosen)
-    register_provider("store", provider)
-    try:
+    with store_answering_from(chosen):
         yield
-    finally:
-        register_provider("store", previous)
-        provider.close()
 
 
 @contextmanager

@@ -7,6 +7,8 @@ without store fields (and `profiles render` of it) never loads the store's code.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnknownProviderError
@@ -23,6 +25,7 @@ __all__ = [
     "get_provider",
     "known_providers",
     "register_provider",
+    "store_answering_from",
 ]
 
 #: Other names a provider answers to; `prompt_manager` is what DB-GPT calls the store.
@@ -75,3 +78,19 @@ def get_provider(name: str) -> ConfigProvider:
         f"unknown provider {name!r}; known providers are: {known}. "
         "Register your own with profiles.register_provider(name, provider)."
     )
+
+
+@contextmanager
+def store_answering_from(url: str) -> Iterator[None]:
+    """Answer `store` lookups from the store at `url` (a database URL or a served store) inside the
+    block, then put back the provider registered before and close the one made here."""
+    from .store import StoreProvider
+
+    previous = get_provider("store")
+    provider = StoreProvider(url)
+    register_provider("store", provider)
+    try:
+        yield
+    finally:
+        register_provider("store", previous)
+        provider.close()

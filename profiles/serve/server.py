@@ -16,8 +16,7 @@ from dataclasses import replace
 from urllib.parse import urlsplit
 
 from ..errors import ServeError
-from ..providers import get_provider, register_provider
-from ..providers.store import StoreProvider
+from ..providers import store_answering_from
 from .settings import ServeSettings, is_loopback
 from .store_access import StoreAccess, is_http_url
 
@@ -113,14 +112,8 @@ def start_lines(settings: ServeSettings, store: str) -> list[str]:
 @contextmanager
 def _store_provider(store: StoreAccess) -> Iterator[None]:
     """Point this process's `store` provider at the server's store while it serves."""
-    previous = get_provider("store")
-    provider = StoreProvider(store.url)
-    register_provider("store", provider)
-    try:
+    with store_answering_from(store.url):
         yield
-    finally:
-        register_provider("store", previous)
-        provider.close()
 
 
 def serve(
