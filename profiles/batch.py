@@ -485,38 +485,39 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         progress(report.rows_done, total)
     last_commit = time.monotonic()
     rows = factory.iter_raw(start=report.rows_done, shard=options.shard)
-    outcomes: Iterator[tuple[RowResult, Any]]
+    # each row's outcome as plain data: (row, line, id, issues, payload); a bad row has issues
+    outcomes: Iterator[tuple[Any, ...]]
     broken: tuple[type[BaseException], ...] = ()
     if options.workers > 1:
-        from .factories.dataset import RowResult
         from .fanout import BrokenProcessPool, ordered_map
 
         broken = (BrokenProcessPool,)
-        # the rows are read here, once; workers make them, and their outcomes come back in order;
-        # each outcome as the parent writes it: the row's result (no profile: it stayed in the worker)
+        # the rows are read here, once; workers make them, and their outcomes come back in order
         done = ordered_map(_worker, (spec,), _chunks(rows, WORKER_CHUNK_ROWS), options.workers)
-        outcomes = (
-            (RowResult(row, line, profile_id, None, issues), payload)
-            for chunk in done
-            for row, line, profile_id, issues, payload in chunk
-        )
+        outcomes = (outcome for chunk in done for outcome in chunk)
     else:
         maker = _RowMaker(spec, factory)
-        outcomes = (maker(raw) for raw in rows)
+        outcomes = (maker.outcome(raw) for raw in rows)
+    from .factories.dataset import RowResult
+
+    lines = sink.encodes  # a JSON line needs nothing of its row's result to be written
     try:
         try:
-            for result, payload in outcomes:
-                if result.issues:
-                    _bad_row(options, sink, report, result)
+            for row, line, profile_id, issues, payload in outcomes:
+                if issues:
+                    _bad_row(options, sink, report, RowResult(row, line, profile_id, None, issues))
+                elif lines:
+                    sink.add_line(payload)
+                    report.written += 1
                 else:
                     try:
-                        sink.put(result, payload)
+                        sink.add(RowResult(row, line, profile_id, None), payload)
                         report.written += 1
                     except _RowFailure as failure:
                         _bad_row(options, sink, report, failure.result)
-                report.rows_done = result.row
+                report.rows_done = row
                 if progress is not None:
-                    progress(result.row, total)
+                    progress(row, total)
                 if (
                     sink.pending >= options.chunk_rows
                     or sink.pending_bytes >= CHUNK_BYTES
@@ -657,15 +658,16 @@ class _RowMaker:
             self.plans.learn(raw, read, result.profile, encoded, self.writer)  # type: ignore[arg-type]
         return kept, encoded if self.spec.encode else record
 
+    def outcome(self, raw: Any) -> tuple[Any, ...]:
+        """The row's outcome as the batch loop takes it: `(row, line, id, issues, payload)`."""
+        result, payload = self(raw)
+        return result.row, result.line, result.profile_id, result.issues, payload
+
     def chunk(self, raws: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """A worker's chunk: read rows in and outcomes out as plain tuples (see `_chunks`)."""
         from .factories._rows import RawRow
 
-        made = []
-        for fields in raws:
-            result, payload = self(RawRow(*fields))
-            made.append((result.row, result.line, result.profile_id, result.issues, payload))
-        return made
+        return [self.outcome(RawRow(*fields)) for fields in raws]
 
 
 def _worker(spec: _RowSpec) -> Callable[[list[tuple[Any, ...]]], list[tuple[Any, ...]]]:
@@ -684,7 +686,6 @@ def _chunks(rows: Iterator[Any], size: int) -> Iterator[list[tuple[Any, ...]]]:
             chunk = []
     if chunk:
         yield chunk
-
 
 
 def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: RowResult) -> None:
@@ -976,13 +977,6 @@ class _Sink:
     # per format -----------------------------------------------------------------------------------
     def add(self, result: RowResult, record: dict[str, Any]) -> None:
         raise NotImplementedError
-
-    def put(self, result: RowResult, payload: Any) -> None:
-        """A made row's output: its JSON line when `encodes`, else its record."""
-        if self.encodes:
-            self.add_line(payload)
-        else:
-            self.add(result, payload)
 
     def add_line(self, line: bytes) -> None:
         raise NotImplementedError
