@@ -145,6 +145,7 @@ def _hoist_base(draft: Draft, front: Source, data: dict[str, Any], chain: tuple[
         raise ConfigError(ConfigIssue(f"more than {MAX_BASE_DEPTH} base: parents in a chain; flatten some",
                                       file=draft.file, line=line))
     label = str(draft.path.parent / data["base"])
+    _referenced(draft, target, data["base"], line, "base")
     front_text, _, _ = split_front_matter(read_source(target, label), label)
     parent_front = parse_yaml(front_text, label, target, first_line=2)
     parent = parent_front.data if parent_front.data is not None else {}
@@ -261,6 +262,19 @@ def _inputs(
     return specs, thread
 
 
+def _referenced(draft: Draft, target: Path, relative: str, line: int | None, what: str) -> None:
+    """Refuse a missing `base:` or `${file:…}` target at the line naming it, not at the missing file."""
+    if not target.is_file():
+        state = "a folder" if target.is_dir() else "not found"
+        raise ConfigError(
+            ConfigIssue(
+                f"{what} {relative!r} is {state} beside {draft.path.name}; name a file in this file's folder",
+                file=draft.file,
+                line=line,
+            )
+        )
+
+
 def _sample(draft: Draft, front: Source, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
@@ -269,8 +283,11 @@ def _sample(draft: Draft, front: Source, value: Any) -> dict[str, Any]:
         relative = value[len("${file:") : -1]
         target = confined(draft.path.parent, relative, file=draft.file, line=line, what="sample file")
         label = str(draft.path.parent / relative)
+        _referenced(draft, target, relative, line, "sample file")
         text = read_source(target, label)
-        loaded = parse_json(text, label, target) if target.suffix != ".yaml" else parse_yaml(text, label, target)
+        # as Prompty reads a referenced file: YAML by either suffix, JSON otherwise
+        yaml_file = target.suffix.lower() in (".yaml", ".yml")
+        loaded = parse_yaml(text, label, target) if yaml_file else parse_json(text, label, target)
         value = loaded.data
         draft.note("converted", f"sample read from {relative} (inside this file's folder)", line)
     elif is_reference(value):

@@ -272,8 +272,22 @@ def test_prompty_v1_base_chain_loops_and_escapes_are_errors(tmp_path):
     with pytest.raises(ConfigError, match="must stay inside this file's folder"):
         interop.load("prompty", tmp_path / "c.prompty")
     (tmp_path / "d.prompty").write_text(_CHILD.format(base="missing.prompty"))
-    with pytest.raises(ConfigError, match="expected a file"):
+    with pytest.raises(ConfigError, match=r"d.prompty:\d+: base 'missing.prompty' is not found beside d.prompty"):
         interop.load("prompty", tmp_path / "d.prompty")
+
+
+def test_prompty_sample_file_is_read_by_its_suffix_and_a_missing_one_is_named_where_referenced(tmp_path):
+    """Prompty reads `${file:…}` as YAML for .yaml and .yml alike; a missing file is named at its line."""
+    (tmp_path / "sample.yml").write_text("question: What tents do you sell?\ntone: formal\n")
+    body = "---\nname: P\nsample: ${{file:{name}}}\n---\nsystem:\nBe {{{{tone}}}}.\n\nuser:\n{{{{question}}}}\n"
+    (tmp_path / "p.prompty").write_text(body.format(name="sample.yml"))
+    (persona,) = interop.load("prompty", tmp_path / "p.prompty").personas
+    assert dict(persona.config.samples) == {"question": "What tents do you sell?", "tone": "formal"}
+    (tmp_path / "q.prompty").write_text(body.format(name="gone.json"))
+    with pytest.raises(ConfigError) as caught:
+        interop.load("prompty", tmp_path / "q.prompty")
+    expected = f"{tmp_path / 'q.prompty'}:3: sample file 'gone.json' is not found beside q.prompty"
+    assert str(caught.value).startswith(expected)
 
 
 @pytest.mark.parametrize(
