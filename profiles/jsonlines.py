@@ -12,9 +12,10 @@ is written as `str(value)`) is encoded by the standard library either way.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-__all__ = ["dumps_line", "encoder_name"]
+__all__ = ["dumps_line", "encoder_name", "escape_surrogates", "lone_surrogate"]
 
 try:  # the `fast` extra; its absence changes speed, never bytes
     import orjson as _orjson
@@ -58,6 +59,46 @@ def dumps_line(record: Any) -> bytes:
         except _orjson.JSONEncodeError:  # a lone surrogate: let the standard library say so, as without orjson
             pass
     return _stdlib(record)
+
+
+#: Half of a UTF-16 pair: `json.loads` reads a lone `"\\ud800"` into a text that UTF-8 cannot encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> tuple[tuple[Any, ...], str] | None:
+    """The first lone surrogate in a JSON value: the path to it (keys and indexes) and the
+    surrogate written as `\\uXXXX` (in the path's keys too); None when every text is one `dumps_line` can encode.
+
+    JSON read from others (a dataset, a model's reply) can hold one; finding it where the value
+    comes in lets the error name the row or field instead of failing when the line is written.
+    """
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found:
+                # the path is for a message, which must be printable: a key may hold the surrogate
+                shown = tuple(_SURROGATE.sub(_escaped, part) if isinstance(part, str) else part for part in path)
+                return shown, _escaped(found)
+        elif isinstance(item, dict):
+            for key, entry in reversed(list(item.items())):
+                stack.append(((*path, key), entry))
+                stack.append(((*path, key), key))
+        elif isinstance(item, list):
+            stack.extend(((*path, index), entry) for index, entry in reversed(list(enumerate(item))))
+    return None
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as the six characters `\\uXXXX`, the JSON escape
+    a server sent it as: text that can be encoded again (into a request, a line), and that a JSON
+    reader turns back into the surrogate, for `lone_surrogate` to report where it sits."""
+    return _SURROGATE.sub(_escaped, text)
 
 
 def encoder_name() -> str:

@@ -132,6 +132,29 @@ def test_skip_leaves_bad_rows_out_and_succeeds(runner, tmp_path, write):
     assert len(lines(out)) == 2 and not (tmp_path / "o.errors.jsonl").exists()
 
 
+@pytest.mark.parametrize("out_name", ["o.jsonl", "folder", "o.parquet", "-"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_lone_surrogate_in_a_json_row_is_a_bad_row(runner, tmp_path, write, out_name, workers):
+    """`"\\ud800"` alone is valid JSON but no text: the row is bad, by its column, not an internal error."""
+    source = write(
+        "people.jsonl",
+        '{"name": "Ada", "role": "Clerk"}\n'
+        '{"name": "Gr\\ud800ce", "role": "Clerk"}\n'
+        '{"name": "Alan", "role": "Clerk", "n\\udcffte": "x"}\n'
+        '{"name": "Edsger \\ud83d\\ude00", "role": "Clerk"}\n',
+    )
+    out = "-" if out_name == "-" else str(tmp_path / out_name)
+    args = ["batch", "--from", str(source), "--out", out, "--workers", workers]
+    result = runner.invoke(cli, [*args, "--on-error", "skip"])
+    assert result.exit_code == 0, result.output
+    assert "left out 2 bad row(s)" in result.stderr
+    if out_name == "o.jsonl":
+        assert [record["persona"]["name"] for record in lines(tmp_path / out_name)] == ["Ada", "Edsger 😀"]
+    stopped = runner.invoke(cli, [*args[:4], str(tmp_path / "stopped.jsonl"), "--workers", workers])
+    assert stopped.exit_code == 2
+    assert f"Error: {source}:2: row 2: column 'name' holds \\ud800, half of a UTF-16 surrogate pair" in stopped.stderr
+
+
 def test_render_failure_is_a_row_issue(runner, tmp_path, write):
     """A row whose prompt cannot render (a variable nobody gives) is a bad row like any other."""
     base = write("base.yaml", "name: A\nrole: R\ngoal: 'Serve {{ company }}'\n")

@@ -103,6 +103,25 @@ def test_fix_round_and_rate_limit(runner, chat_server, rules, tmp_path):
     assert "1 invalid on first reply, 1 fixed" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '[{"name": "Gr\\ud800ce", "role": "Clerk"}, {"name": "Ben", "role": "Buyer"}]',  # the escape in the text
+        '[{"name": "Gr\ud800ce", "role": "Clerk"}, {"name": "Ben", "role": "Buyer"}]',  # the JSON body holds it
+    ],
+)
+def test_a_lone_surrogate_in_a_reply_is_sent_back_to_be_fixed(runner, chat_server, rules, tmp_path, reply):
+    """Half a surrogate pair is no character: the persona goes back to the model, and no line or request breaks."""
+    chat_server.script(reply, personas("Grace"))
+    out = tmp_path / "out.jsonl"
+    result = run(runner, chat_server, rules, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert [line["name"] for line in read_jsonl(out)] == ["Ben", "Grace"]
+    fix = chat_server.requests[1]["messages"]
+    assert fix[-2] == {"role": "assistant", "content": reply.replace("\ud800", "\\ud800")}
+    assert "field 'name': holds \\ud800, half of a surrogate pair" in fix[-1]["content"]
+
+
 def test_failure_keeps_partial_and_leaves_out_untouched(runner, chat_server, rules, tmp_path):
     """When the run fails, what was made stays in OUT.partial and OUT keeps its old content."""
     out = tmp_path / "out.jsonl"

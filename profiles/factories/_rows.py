@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from ..errors import FactoryError
+from ..jsonlines import lone_surrogate
 
 __all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
 
@@ -214,7 +215,20 @@ def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None)
             if not isinstance(data, dict):
                 yield RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
                 continue
+            surrogate = lone_surrogate(data)
+            if surrogate is not None:
+                path, code = surrogate
+                yield RawRow(number, line, None, _surrogate_problem(path, code))
+                continue
             yield RawRow(number, line, data)
+
+
+def _surrogate_problem(path: tuple[Any, ...], code: str) -> str:
+    where = f"column {path[0]!r}" if path else "the row"
+    return (
+        f"{where} holds {code}, half of a UTF-16 surrogate pair without its other half, which is not text; "
+        "write the character itself, or both halves of its pair"
+    )
 
 
 def _json_kind(value: Any) -> str:

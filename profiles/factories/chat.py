@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from profiles.errors import FactoryError
+from profiles.jsonlines import escape_surrogates
 
 if TYPE_CHECKING:
     import httpx
@@ -455,10 +456,11 @@ class ChatClient:
                 request_id=request_id,
                 finish_reason=finish_reason,
             )
+        # a lone surrogate (a broken `\\ud800` escape) could be neither sent back nor written out
         return ChatReply(
-            content=content,
-            request_id=request_id,
-            model=model,
+            content=escape_surrogates(content),
+            request_id=escape_surrogates(request_id) if request_id else request_id,
+            model=escape_surrogates(model) if model else model,
             finish_reason=finish_reason if isinstance(finish_reason, str) else None,
             usage=usage,
             attempts=attempts,

@@ -44,6 +44,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from profiles.errors import ConfigError, ConfigIssue, FactoryError
+from profiles.jsonlines import lone_surrogate
 
 from .base import ProfileFactory
 from .chat import ChatClient, ChatError, ChatReply
@@ -742,7 +743,8 @@ class LLMProfileFactory(ProfileFactory):
                 problem=problem,
                 invalid=[
                     {
-                        "json": json.dumps(item, ensure_ascii=False, default=str),
+                        # escaped when it holds a lone surrogate, which no request body can carry as is
+                        "json": json.dumps(item, ensure_ascii=lone_surrogate(item) is not None, default=str),
                         "problems": problems,
                         "attributes": self._attributes_text(job, position),
                     }
@@ -890,6 +892,12 @@ def _validate(item: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             reported.add(key)
             continue
         texts = value if isinstance(value, list) else [value]
+        surrogate = lone_surrogate(texts)
+        if surrogate is not None:  # `\ud800` alone in the reply's JSON: no character, and no line can hold it
+            code = surrogate[1]
+            problems.append(f"field '{key}': holds {code}, half of a surrogate pair; write the character itself")
+            reported.add(key)
+            continue
         if any(isinstance(text, str) and has_template_syntax(text) for text in texts):
             problems.append(f"field '{key}': holds template marks ({{{{, {{% or {{#); write plain text")
             reported.add(key)
