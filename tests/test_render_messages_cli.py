@@ -77,6 +77,26 @@ def test_a_bad_history_file_is_a_clean_error(runner, configs, write):
     assert result.exit_code == 2 and "must hold a JSON list of turns" in result.output
 
 
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--messages", "--history", "history.json"], "--history: history.json[1]['content'] holds \\ud800, half of"),
+        (["--messages", "--var", 'resources=[{"content": "\\udfff"}]'], "--var: resources[0]['content'] holds \\udfff"),
+        (["--kind", "system", "--var", 'resources=[{"content": "\\udfff"}]'], "resources[0]['content'] holds"),
+        (["--request", "openai-chat", "--var", 'tools=[{"name": "\\ud800"}]'], "--var: tools[0]['name'] holds"),
+    ],
+)
+def test_a_lone_surrogate_in_json_given_on_the_command_line_is_a_usage_error(
+    runner, configs, write, monkeypatch, tmp_path, extra, expected
+):
+    """A bare `\\ud800` escape is valid JSON but no text: refused where it is given, not when printing."""
+    monkeypatch.chdir(tmp_path)
+    write("history.json", '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello \\ud800"}]')
+    result = runner.invoke(cli, ["render", str(configs / "triage.yaml"), "--var", TICKET, *extra])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output and "internal error" not in result.output
+
+
 def test_a_request_without_a_model_says_how_to_give_one(runner, configs):
     args = ["render", str(configs / "planner.yaml"), "--request", "openai-chat", "--var", "agents=A"]
     result = runner.invoke(cli, args)

@@ -17,6 +17,7 @@ __all__ = [
     "MAX_HISTORY_BYTES",
     "parse_vars",
     "read_history",
+    "refuse_surrogates",
     "rollout_key_option",
     "showing_warnings",
     "store_option",
@@ -39,6 +40,26 @@ def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
     return variables
 
 
+def refuse_surrogates(value: Any, what: str, param_hint: str) -> None:
+    """Refuse JSON given on the command line that holds a lone surrogate (a bare `\\ud800` escape).
+
+    `json.loads` reads one into a text no output can encode, so the command would fail only when
+    printing; here it fails first, saying where the escape is.
+    """
+    from ..jsonlines import lone_surrogate
+
+    found = lone_surrogate(value)
+    if found is None:
+        return
+    path, code = found
+    where = "".join(f"[{part!r}]" if isinstance(part, str) else f"[{part}]" for part in path)
+    raise click.BadParameter(
+        f"{what}{where} holds {code}, half of a UTF-16 surrogate pair without its other half, which is not "
+        "text; write the character itself, or both halves of its pair",
+        param_hint=param_hint,
+    )
+
+
 def typed_vars(inputs: Mapping[str, Any], given: Mapping[str, str]) -> dict[str, Any]:
     """`--var` texts read by each declared input's type (`max_steps=8` is 8 for an integer input)."""
     from ..inputs import InputSpecError
@@ -53,6 +74,8 @@ def typed_vars(inputs: Mapping[str, Any], given: Mapping[str, str]) -> dict[str,
             typed[name] = spec.from_text(text)
         except InputSpecError as exc:
             raise click.BadParameter(f"{name}: {exc.reason}", param_hint="--var") from None
+        if not isinstance(typed[name], str):  # arrays and mappings are read as JSON
+            refuse_surrogates(typed[name], name, "--var")
     return typed
 
 
@@ -70,6 +93,7 @@ def read_history(path: Path) -> list[Any]:
         raise click.BadParameter(what, param_hint="--history") from None
     if not isinstance(data, list):
         raise click.BadParameter(f"{path} must hold a JSON list of turns", param_hint="--history")
+    refuse_surrogates(data, str(path), "--history")
     return data
 
 

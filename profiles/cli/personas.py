@@ -14,6 +14,7 @@ from ..history import APIS
 from .options import (
     parse_vars,
     read_history,
+    refuse_surrogates,
     rollout_key_option,
     showing_warnings,
     store_option,
@@ -215,6 +216,7 @@ def _inputs(kind: str, given: dict[str, str]) -> dict[str, Any]:
                 raise click.BadParameter(
                     f"{name} must be JSON, e.g. {name}='[{{\"content\": \"…\"}}]' ({exc})", param_hint="--var"
                 ) from None
+            refuse_surrogates(values[name], name, "--var")
     for name, default in PROMPT_INPUTS.get(kind, {}).items():
         if isinstance(default, bool) and name in values:
             values[name] = _flag(name, values[name])
