@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, ConfigIssue
+from ..jsonlines import lone_surrogate
 from ..safe_yaml import MAX_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, read_documents
 
 __all__ = [
@@ -240,6 +241,18 @@ def parse_json(text: str, file: str, path: Path) -> Source:
             raise ConfigError(ConfigIssue("holds a number JSON cannot write (infinite)", file=file))
         if count > MAX_YAML_NODES:
             raise ConfigError(ConfigIssue(f"holds over {MAX_YAML_NODES} values; split it", file=file))
+    surrogate = lone_surrogate(data)
+    if surrogate is not None:  # no persona file could hold it: YAML has no way to write one
+        where, code = surrogate
+        escape = re.search(re.escape(code), text, re.IGNORECASE)
+        path_text = ".".join(str(part) for part in where) or "the document"
+        issue = ConfigIssue(
+            f"{path_text} holds the escape {code}, half of a UTF-16 surrogate pair without its other half, "
+            "which is not text; write the character itself, or both halves of its pair",
+            file=file,
+            line=_line_at(text, escape.start()) if escape else None,
+        )
+        raise ConfigError(issue)
     return Source(data, file, path, lambda where: None)
 
 

@@ -161,3 +161,17 @@ def test_big_files_are_refused_before_reading(tmp_path):
     path = tmp_path / "agents.yaml"
     path.write_text("a: " + "x" * 2_100_000)
     _fails("crewai", path, "over the 2000000-byte limit")
+
+
+def test_a_lone_surrogate_in_a_json_file_is_refused_at_its_line(tmp_path):
+    """`"\\ud800"` alone reads as JSON but no persona file can hold it: refused, not written as a broken file."""
+    path = tmp_path / "agent.json"
+    path.write_text(
+        '{\n  "component_type": "Agent",\n  "id": "a1",\n  "name": "Ada \\ud800",\n'
+        '  "system_prompt": "You help.",\n  "llm_config": {"component_type": "VllmConfig", "id": "l1",\n'
+        '    "name": "local", "url": "http://127.0.0.1:8000", "model_id": "m"}\n}\n'
+    )
+    _fails("agentspec", path, "agent.json:4: name holds the escape \\ud800, half of a UTF-16 surrogate pair")
+    path.write_text(path.read_text().replace("\\ud800", "\\ud83d\\ude00"))
+    (persona,) = interop.load("agentspec", path).personas
+    assert persona.config.create_profile().get_name() == "Ada 😀"
