@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -446,6 +447,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         DatasetRowError: a bad row, with `on_error="raise"`; the rows before it are written and
             checkpointed. Fixing the row changes the dataset, which a checkpoint refuses (rows
             already written might no longer match), so the fixed dataset is run with `force`.
+            A run stopped before its first row removes the checkpoint and empty output it made.
         ConfigError, FactoryError: the dataset, mapping or base persona cannot be read.
     """
     from .factories.dataset import DatasetProfileFactory
@@ -475,6 +477,25 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         return report
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
+    try:
+        return _run_rows(options, factory, sink, report, progress)
+    except BaseException:
+        # a run stopped before any row was recorded (a dataset without the mapped columns, a bad
+        # first row, Ctrl-C at once) leaves nothing behind, so running it again needs no --force
+        sink.close()
+        if report.rows_done == 0:  # no row read past, in this run or before it
+            sink.discard_if_untouched()
+        raise
+
+
+def _run_rows(
+    options: BatchOptions,
+    factory: DatasetProfileFactory,
+    sink: _Sink,
+    report: BatchReport,
+    progress: Callable[[int, int | None], None] | None,
+) -> BatchReport:
+    """The rows of a batch whose output is open, from its checkpoint on."""
     roots = sink.place_roots(factory.base.template_roots if factory.base is not None else ())
     spec = _RowSpec(
         options.source, options.mapping, options.base, options.format, options.render, options.question,
@@ -875,14 +896,46 @@ class _Sink:
 
     def close(self) -> None:
         if self._errors_file is not None:
+            file, self._errors_file = self._errors_file, None  # closed once, however often asked
             with self._writing(self.errors_path):
-                self._errors_file.close()
-                if self._errors_file.name and os.path.getsize(self._errors_file.name) == 0:
-                    os.unlink(self._errors_file.name)
+                file.close()
+                if file.name and os.path.getsize(file.name) == 0:
+                    os.unlink(file.name)
+
+    def discard_if_untouched(self) -> None:
+        """Remove what a run made that stopped before its first row: its checkpoint, the empty
+        output and the template roots it created.
+
+        Called once the sink is closed after a failure with no row read; a checkpoint recording
+        rows, or output holding any, is kept, so that it still says what is there.
+        """
+        saved = self._saved
+        if saved is None or saved.get("rows_done") or saved.get("written") or saved.get("failed"):
+            return
+        if not self._untouched():
+            return
+        try:
+            self.checkpoint_path.unlink(missing_ok=True)
+            if self._made_roots and self.roots_folder is not None:
+                shutil.rmtree(self.roots_folder, ignore_errors=True)
+            self._remove_own()
+        except OSError:
+            pass  # left as it was: the next run names what it finds
+
+    def _untouched(self) -> bool:
+        """Whether the output holds nothing yet (its checkpoint aside)."""
+        return False
+
+    def _remove_own(self) -> None:
+        """Remove the empty output this run created."""
 
     #: Where a persona's template roots are copied, relative to the folder its file is in; None:
     #: nowhere (standard output), and the written personas leave their roots out.
     roots_folder: Path | None = None
+    #: Whether this run created `roots_folder`.
+    _made_roots = False
+    #: Whether this run created the output (file or folder).
+    _made_out = False
 
     def place_roots(self, roots: tuple[Path, ...]) -> dict[Path, str] | None:
         """Copy each template root next to the output, so written personas render as the batch's did.
@@ -892,6 +945,7 @@ class _Sink:
         """
         if self.roots_folder is None:
             return None
+        self._made_roots = bool(roots) and not self.roots_folder.exists()
         placed: dict[Path, str] = {}
         used: set[str] = set()
         home = self.roots_folder.parent
@@ -1033,6 +1087,7 @@ class _JsonlSink(_LinesSink):
 
     def _prepare(self, state: dict[str, Any]) -> None:
         # everything past the checkpoint is a torn line or rows that will be made again
+        self._made_out = not self.options.out.exists()
         self._file = self._open_truncated(self.options.out, state["out_bytes"])
         for temp in self.options.out.parent.glob(f".{self.checkpoint_path.name}.*.tmp"):
             temp.unlink(missing_ok=True)
@@ -1049,11 +1104,20 @@ class _JsonlSink(_LinesSink):
 
     def close(self) -> None:
         if self._file is not None:
+            file, self._file = self._file, None
             try:
-                self._file.close()
+                file.close()
             except OSError:
                 pass  # a write that failed already said why; the checkpoint says what is kept
         super().close()
+
+    def _untouched(self) -> bool:
+        out = self.options.out
+        return not out.exists() or out.stat().st_size == 0
+
+    def _remove_own(self) -> None:
+        if self._made_out:
+            self.options.out.unlink(missing_ok=True)
 
 
 class _ParquetSink(_Sink):
@@ -1156,11 +1220,15 @@ class _ParquetSink(_Sink):
 
     def close(self) -> None:
         if self._writer is not None:
+            writer, self._writer = self._writer, None
             try:
-                self._writer.close()
+                writer.close()
             except OSError:
                 pass
         super().close()
+
+    def _untouched(self) -> bool:
+        return not self.partial.exists()
 
 
 def _parquet_types() -> dict[str, Any]:
@@ -1251,6 +1319,7 @@ class _FolderSink(_Sink):
     def _start_fresh(self) -> None:
         if self.options.out.exists() and not self.options.out.is_dir():
             raise BatchError(f"--out {self.options.out} is a file; name a folder, or a .jsonl file")
+        self._made_out = not self.options.out.exists()
         with self._writing(self.options.out):
             _make_folder(self.options.out)
             if self.errors_path.exists():
@@ -1279,6 +1348,16 @@ class _FolderSink(_Sink):
             with self._writing(target.with_name(f"{stem}.prompts.json")):
                 _fsync_write(target.with_name(f"{stem}.prompts.json"), prompts.encode("utf-8"), sync=False)
         self.pending += 1
+
+    def _untouched(self) -> bool:
+        return True  # no row was read, so no persona file was written
+
+    def _remove_own(self) -> None:
+        if self._made_out:
+            try:
+                self.options.out.rmdir()  # only when empty: nothing of anyone else's is removed
+            except OSError:
+                pass
 
     def _check_unique(self, target: Path, marker: str, result: RowResult) -> None:
         """Refuse a second row with the same file name in one run; a replayed row may rewrite its own."""

@@ -193,6 +193,35 @@ def test_existing_output_needs_resume_or_force(runner, tmp_path):
     assert forced.exit_code == 0 and len(lines(out)) == 12
 
 
+@pytest.mark.parametrize("out_name", ["o.jsonl", "folder", "o.parquet"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_batch_stopped_before_its_first_row_leaves_nothing_to_force(runner, tmp_path, write, out_name, workers):
+    """A dataset without the mapped columns, or a bad first row, leaves no checkpoint and no empty output:
+    the same command, once the dataset is fixed, runs without --force. One good row is kept as before."""
+    roots = write("prompts/default/en/handoff.j2", "Hand over to {{ name }}.")
+    base = write("base.yaml", f"role: Clerk\ntemplate_roots: [{roots.parent.parent.parent.name}]\n")
+    mapping = write("m.yaml", "fields:\n  name: contact\n")
+    source = write("people.csv", "id,person\n1,Ada\n")
+    out = tmp_path / out_name
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--base", str(base), "--out", str(out)]
+    args += ["--workers", workers]
+    before = sorted(path.name for path in tmp_path.iterdir())
+    missing = runner.invoke(cli, args)
+    assert missing.exit_code == 2 and "names column(s) 'contact' that the dataset does not have" in missing.stderr
+    source.write_text("id,contact\n1,\n2,Grace\n", encoding="utf-8")
+    bad_first = runner.invoke(cli, args)
+    assert bad_first.exit_code == 2 and "row 1, column 'contact', field 'name': is required" in bad_first.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == before
+    source.write_text("id,contact\n1,Ada\n2,\n", encoding="utf-8")
+    bad_second = runner.invoke(cli, args)
+    assert bad_second.exit_code == 2 and "row 2, column 'contact'" in bad_second.stderr
+    kept = runner.invoke(cli, args)  # the good row is kept, and its checkpoint with it
+    assert kept.exit_code == 2 and "records an unfinished batch that stopped after row 1" in kept.stderr
+    source.write_text("id,contact\n1,Ada\n2,Grace\n", encoding="utf-8")
+    fixed = runner.invoke(cli, [*args, "--force"])
+    assert fixed.exit_code == 0, fixed.output
+
+
 def test_resume_refuses_changed_options(runner, tmp_path):
     """A stopped batch resumed with other options is refused: its rows might not match."""
     out = tmp_path / "o.jsonl"
