@@ -158,6 +158,19 @@ def load_mapping(path: str | Path) -> FieldMapping:
     return mapping
 
 
+def _located(issues: Iterable[ConfigIssue], path: Path) -> list[ConfigIssue]:
+    """Issues found in a mapping file already read (a template that does not compile), at their lines."""
+    import yaml
+
+    from ..safe_yaml import read_text
+
+    try:
+        node = yaml.compose(read_text(path), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, ProfilesError, yaml.YAMLError):  # read fine a moment ago; name the file at least
+        node = None
+    return [_locate(issue, node, str(path)) for issue in issues]
+
+
 def _locate(issue: ConfigIssue, root: Any, file: str) -> ConfigIssue:
     """Point an issue at the line of its key in the mapping file."""
     from dataclasses import replace
@@ -228,8 +241,9 @@ class DatasetProfileFactory(ProfileFactory):
             self.label = str(source)
         else:
             self.source, self.format, self.label = source, None, "<rows>"
-        if isinstance(mapping, (str, os.PathLike)):
-            mapping = load_mapping(mapping)
+        mapping_file = Path(mapping) if isinstance(mapping, (str, os.PathLike)) else None
+        if mapping_file is not None:
+            mapping = load_mapping(mapping_file)
         elif mapping is not None and not isinstance(mapping, FieldMapping):
             mapping = FieldMapping(fields=dict(mapping))
         self.mapping: FieldMapping | None = mapping
@@ -241,7 +255,12 @@ class DatasetProfileFactory(ProfileFactory):
 
         # one private sandbox for the mapping's templates, compiled once here
         self._renderer = Renderer(())
-        self._sources = self._compile(mapping) if mapping is not None and mapping.fields else None
+        try:
+            self._sources = self._compile(mapping) if mapping is not None and mapping.fields else None
+        except ConfigError as exc:
+            if mapping_file is None:
+                raise
+            raise ConfigError(_located(exc.issues, mapping_file)) from None
 
     # -- public API ------------------------------------------------------------------------------
     def create_profile(

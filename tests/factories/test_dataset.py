@@ -253,6 +253,18 @@ def test_bad_mapping_templates_fail_at_construction():
         DatasetProfileFactory([], {"goal": "{{ segment }}"})
 
 
+def test_bad_mapping_templates_in_a_file_name_its_line(write):
+    """Read from a mapping file, a template that does not compile is named at its file and line."""
+    path = write("m.yaml", "id: cid\nfields:\n  name: name\n  goal: '{{ row.x '\n  desc: '{{ segment }}'\n")
+    with pytest.raises(ConfigError) as caught:
+        DatasetProfileFactory([], path)
+    assert str(caught.value).startswith(f"{path}:4: field 'fields.goal': the template does not parse")
+    path.write_text("fields:\n  name: name\n  desc: '{{ segment }}'\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        DatasetProfileFactory([], path)
+    assert str(caught.value).startswith(f"{path}:3: field 'fields.desc': the template uses segment")
+
+
 def test_mapped_column_missing_from_header_fails_the_file(write):
     """A column the mapping names but the CSV header lacks stops the run, listing the real columns."""
     source = write("people.csv", "name,role\nAda,Analyst\n")
