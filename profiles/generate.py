@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConfigIssue, FactoryError, OutputError
+from .jsonlines import loads as load_json
 
 if TYPE_CHECKING:
     from .factories.distinct import Removal
@@ -280,7 +281,7 @@ def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
             if not raw.endswith(b"\n"):
                 break  # the line a kill cut short: made again
             try:
-                record = json.loads(raw)
+                record = load_json(raw)
             except ValueError:
                 break
             if not isinstance(record, dict):

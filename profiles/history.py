@@ -21,10 +21,12 @@ a checked list; they do not check again.
 from __future__ import annotations
 
 import copy
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
+
+from .jsonlines import MAX_JSON_DEPTH, NestingError, nested_over
+from .jsonlines import loads as load_json
 
 __all__ = [
     "APIS",
@@ -170,12 +172,16 @@ def _check_call(call: Any, where: str, api: str, out: list[str]) -> str | None:
         )
         return call_id
     try:
-        parsed = json.loads(arguments)
+        parsed = load_json(arguments)
+    except NestingError as exc:
+        out.append(f"{where}.function.arguments: is not valid JSON: {exc}")
     except ValueError:
         out.append(f"{where}.function.arguments: is not valid JSON")
     else:
         if not isinstance(parsed, dict):
             out.append(f"{where}.function.arguments: must encode one JSON object")
+        elif nested_over(parsed):
+            out.append(f"{where}.function.arguments: nested over {MAX_JSON_DEPTH} levels deep; flatten the arguments")
     return call_id
 
 
@@ -400,7 +406,7 @@ def to_anthropic(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                         "type": "tool_use",
                         "id": call["id"],
                         "name": function["name"],
-                        "input": json.loads(function["arguments"]),
+                        "input": load_json(function["arguments"]),
                     }
                 )
             add("assistant", blocks)

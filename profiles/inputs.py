@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .jsonlines import loads as load_json
+
 __all__ = [
     "INPUT_KEYS",
     "INPUT_TYPES",
@@ -182,7 +184,7 @@ def _read(kind: str, text: str) -> Any:
             return _MISSING
         return int(number) if number.is_integer() and "." not in stripped and "e" not in stripped.lower() else number
     try:
-        value = json.loads(stripped)
+        value = load_json(stripped)
     except ValueError:
         return _MISSING
     return value if _is(kind, value) else _MISSING

@@ -15,7 +15,16 @@ import json
 import re
 from typing import Any
 
-__all__ = ["dumps_line", "encoder_name", "escape_surrogates", "lone_surrogate"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "NestingError",
+    "dumps_line",
+    "encoder_name",
+    "escape_surrogates",
+    "loads",
+    "lone_surrogate",
+    "nested_over",
+]
 
 try:  # the `fast` extra; its absence changes speed, never bytes
     import orjson as _orjson
@@ -59,6 +68,38 @@ def dumps_line(record: Any) -> bytes:
         except _orjson.JSONEncodeError:  # a lone surrogate: let the standard library say so, as without orjson
             pass
     return _stdlib(record)
+
+
+#: How deep JSON read from others (a dataset row, a tool call's arguments, a command line's JSON)
+#: may nest: as deep as a persona file's YAML may. Past it, copying, pickling or writing the value
+#: would recurse as deep, and a few hundred levels exhaust Python's stack.
+MAX_JSON_DEPTH = 64
+
+
+def nested_over(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether `value` holds lists or mappings nested more than `limit` levels deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((entry, depth + 1) for entry in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+class NestingError(ValueError):
+    """JSON nested deeper than the parser can recurse into: invalid input, like any other."""
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads`, except that JSON nested too deep to parse is a `ValueError` (a `NestingError`)
+    like any other invalid JSON, not the `RecursionError` that `json.loads` raises for it: text
+    from a file, a command line or a model can be `[[[[…` thousands of levels deep."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestingError("nested too deeply to read; flatten it to at most a few hundred levels") from None
 
 
 #: Half of a UTF-16 pair: `json.loads` reads a lone `"\\ud800"` into a text that UTF-8 cannot encode.

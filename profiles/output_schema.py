@@ -30,6 +30,8 @@ from functools import cached_property
 from typing import Any
 
 from .errors import ConfigError, SchemaReplyError
+from .jsonlines import NestingError
+from .jsonlines import loads as load_json
 
 __all__ = [
     "DEFAULT_NAME",
@@ -373,7 +375,7 @@ def read_schema_text(text: str, origin: str) -> Any:
         OutputSchemaSpecError: the text is neither.
     """
     try:
-        return json.loads(text)
+        return load_json(text)
     except ValueError:
         pass
     from .safe_yaml import safe_load
@@ -393,7 +395,12 @@ def _read_json(text: str) -> tuple[bool, Any]:
     """(found, value): the JSON the reply holds, repaired where models commonly break it."""
     stripped = text.strip()
     try:
-        return True, json.loads(stripped)
+        return True, load_json(stripped)
+    except NestingError:
+        raise SchemaReplyError(
+            "Your reply's JSON is nested too deeply to read. Reply again with only the JSON value, nested a few "
+            "levels at most."
+        ) from None
     except ValueError:
         pass
     import json_repair

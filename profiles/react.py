@@ -24,7 +24,6 @@ to the model as a correction.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ReactParseError
+from .jsonlines import loads as load_json
 
 __all__ = ["KEYWORDS", "ReactAction", "ReactAnswer", "ReactKeywords", "expected_format", "parse"]
 
@@ -191,7 +191,7 @@ def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None)
             names,
         )
     try:
-        value = json.loads(text)
+        value = load_json(text)
     except ValueError:
         value = _repair(text)
     if not isinstance(value, dict):

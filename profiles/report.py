@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, ConfigIssue, FactoryError
+from .jsonlines import loads as load_json
 
 if TYPE_CHECKING:
     from .factories.plan import SamplingPlan
@@ -124,7 +125,7 @@ def read_personas(path: str | Path) -> Iterator[dict[str, Any]]:
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
+                record = load_json(raw)
             except ValueError as exc:
                 raise ConfigError(
                     ConfigIssue(f"not JSON ({exc}); the file must hold one persona per line", file=str(path),

@@ -155,6 +155,28 @@ def test_a_lone_surrogate_in_a_json_row_is_a_bad_row(runner, tmp_path, write, ou
     assert f"Error: {source}:2: row 2: column 'name' holds \\ud800, half of a UTF-16 surrogate pair" in stopped.stderr
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "yaml"])
+def test_rows_nested_too_deep_are_bad_rows_or_a_file_error(runner, tmp_path, write, fmt):
+    """A cell nested past the YAML bound is a bad row; one past the parser's stack stops with the file's line."""
+    deep = "[" * 100 + "]" * 100
+    rows = [{"name": "Ada", "role": "Clerk"}, {"name": "Grace", "role": "Clerk", "variables": {"x": "DEEP"}}]
+    if fmt == "jsonl":
+        text = "".join(json.dumps(row) + "\n" for row in rows).replace('"DEEP"', deep)
+    else:
+        text = "- {name: Ada, role: Clerk}\n- {name: Grace, role: Clerk, variables: {x: DEEP}}\n".replace("DEEP", deep)
+    source = write(f"people.{fmt}", text)
+    out = tmp_path / "o.jsonl"
+    args = ["batch", "--from", str(source), "--out", str(out), "--workers", "2", "--render"]
+    result = runner.invoke(cli, [*args, "--on-error", "collect"])
+    assert result.exit_code == 2, result.output
+    assert f"{source}:2: row 2: nested over 64 levels deep; flatten the structure" in result.stderr
+    assert [record["persona"]["name"] for record in lines(out)] == ["Ada"]
+    source.write_text(text.replace(deep, "[" * 5000 + "]" * 5000), encoding="utf-8")
+    stopped = runner.invoke(cli, [*args, "--force"])
+    assert stopped.exit_code == 2 and "internal error" not in stopped.output
+    assert "nested too deeply to read" in stopped.stderr and f"{source}:" in stopped.stderr
+
+
 def test_render_failure_is_a_row_issue(runner, tmp_path, write):
     """A row whose prompt cannot render (a variable nobody gives) is a bad row like any other."""
     base = write("base.yaml", "name: A\nrole: R\ngoal: 'Serve {{ company }}'\n")

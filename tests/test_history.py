@@ -193,3 +193,22 @@ def test_history_errors_are_history_errors(profile):
         profile.format_messages("q", history=[{"role": "user", "content": 3}])
     assert caught.value.problems == ["history[0].content: must be text or a list of parts, got int"]
     assert str(caught.value).startswith("history: history[0].content")
+
+
+@pytest.mark.parametrize(("depth", "expected"), [(100, "nested over 64 levels deep"), (5000, "nested too deeply")])
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic"])
+def test_deeply_nested_arguments_are_a_history_error(profile, depth, expected, api):
+    """Arguments `[[[[…` deep would exhaust the stack when parsed or copied; they are refused by their turn."""
+    arguments = '{"a": ' + "[" * depth + "]" * depth + "}"
+    call = {**CALL, "function": {"name": "get_weather", "arguments": arguments}}
+    history = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": CALL["id"], "content": "sunny"},
+    ]
+    with pytest.raises(HistoryError) as caught:
+        profile.to_request("q", api=api, history=history)
+    assert caught.value.problems[0].startswith("history[1].tool_calls[0].function.arguments: ")
+    assert expected in caught.value.problems[0]
+    shallow = {**CALL, "function": {"name": "get_weather", "arguments": '{"a": ' + "[" * 60 + "]" * 60 + "}"}}
+    assert profile.to_request("q", api=api, history=[history[0], {**history[1], "tool_calls": [shallow]}, history[2]])

@@ -234,6 +234,13 @@ def test_a_reply_without_json_is_refused(profile):
     assert caught.value.value is None
 
 
+def test_a_reply_nested_past_the_parser_is_refused_for_the_model(profile):
+    """`[[[[…` thousands deep exhausts json.loads' recursion: a reply error to send back, not a crash."""
+    with pytest.raises(SchemaReplyError, match="nested too deeply to read") as caught:
+        profile.parse_reply('{"answer": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert str(caught.value).startswith("Your reply's JSON is nested too deeply to read. Reply again")
+
+
 def test_without_a_schema_any_json_is_returned():
     profile = ProfileConfig(name="Ada", role="R").create_profile()
     assert profile.parse_reply("[1, 2,]") == [1, 2]

@@ -246,3 +246,10 @@ def test_unreadable_reply_explains_and_shows_format(reply, problem):
     assert "Action: <one tool name: search>" in message
     assert f"{KEYWORDS.answer}: <your answer>" in message
     assert isinstance(info.value, ReplyError) and isinstance(info.value, ProfilesError)
+
+
+@pytest.mark.parametrize("arguments", ["[" * 5000 + "]" * 5000, '{"q": ' + "[" * 5000 + "]" * 5000 + "}"])
+def test_arguments_nested_past_the_parser_are_a_parse_error(arguments):
+    """Arguments thousands of levels deep are a reply to correct, not a RecursionError."""
+    with pytest.raises(ReactParseError, match="is not a JSON object"):
+        parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])

@@ -84,14 +84,21 @@ def test_a_bad_history_file_is_a_clean_error(runner, configs, write):
         (["--messages", "--var", 'resources=[{"content": "\\udfff"}]'], "--var: resources[0]['content'] holds \\udfff"),
         (["--kind", "system", "--var", 'resources=[{"content": "\\udfff"}]'], "resources[0]['content'] holds"),
         (["--request", "openai-chat", "--var", 'tools=[{"name": "\\ud800"}]'], "--var: tools[0]['name'] holds"),
+        (["--messages", "--history", "deep.json"], "--history: deep.json: nested too deeply to read"),
+        (["--messages", "--history", "deep100.json"], "--history: deep100.json is nested over 64 levels deep"),
+        (["--messages", "--var", "resources=" + "[" * 5000 + "]" * 5000], "resources must be JSON"),
+        (["--kind", "system", "--var", "resources=" + "[" * 100 + "]" * 100], "resources is nested over 64 levels"),
     ],
 )
-def test_a_lone_surrogate_in_json_given_on_the_command_line_is_a_usage_error(
+def test_unsendable_json_given_on_the_command_line_is_a_usage_error(
     runner, configs, write, monkeypatch, tmp_path, extra, expected
 ):
-    """A bare `\\ud800` escape is valid JSON but no text: refused where it is given, not when printing."""
+    """A bare `\\ud800` escape is valid JSON but no text, and JSON thousands of levels deep exhausts the
+    parser's stack: both are refused where they are given, not when the prompt is built or printed."""
     monkeypatch.chdir(tmp_path)
     write("history.json", '[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello \\ud800"}]')
+    write("deep.json", "[" * 5000 + "]" * 5000)
+    write("deep100.json", '[{"role": "user", "content": [' + "[" * 100 + "]" * 100 + "]}]")
     result = runner.invoke(cli, ["render", str(configs / "triage.yaml"), "--var", TICKET, *extra])
     assert result.exit_code == 2, result.output
     assert expected in result.output and "internal error" not in result.output

@@ -166,3 +166,6 @@ def test_bad_lines_are_named(runner, tmp_path):
     path.write_text('{"name": "A"}\nnot json\n', encoding="utf-8")
     result = runner.invoke(cli, ["report", str(path)])
     assert result.exit_code == 2 and result.stderr.startswith(f"Error: {path}:2: not JSON")
+    path.write_text('{"name": "A"}\n{"name": ' + "[" * 5000 + "]" * 5000 + "}\n", encoding="utf-8")
+    deep = runner.invoke(cli, ["report", str(path)])
+    assert deep.exit_code == 2 and deep.stderr.startswith(f"Error: {path}:2: not JSON (nested too deeply to read")

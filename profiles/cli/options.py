@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -11,13 +10,15 @@ from typing import Any
 
 import click
 
+from ..jsonlines import NestingError
+from ..jsonlines import loads as load_json
 from .output import labelled
 
 __all__ = [
     "MAX_HISTORY_BYTES",
     "parse_vars",
     "read_history",
-    "refuse_surrogates",
+    "refuse_unsendable",
     "rollout_key_option",
     "showing_warnings",
     "store_option",
@@ -40,14 +41,20 @@ def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
     return variables
 
 
-def refuse_surrogates(value: Any, what: str, param_hint: str) -> None:
-    """Refuse JSON given on the command line that holds a lone surrogate (a bare `\\ud800` escape).
+def refuse_unsendable(value: Any, what: str, param_hint: str) -> None:
+    """Refuse JSON given on the command line that holds a lone surrogate (a bare `\\ud800` escape)
+    or nests deeper than files may.
 
-    `json.loads` reads one into a text no output can encode, so the command would fail only when
-    printing; here it fails first, saying where the escape is.
+    `json.loads` reads a lone surrogate into a text no output can encode, and a value hundreds of
+    levels deep exhausts the stack when a body is copied, so the command would fail only later,
+    without saying where; here it fails first.
     """
-    from ..jsonlines import lone_surrogate
+    from ..jsonlines import MAX_JSON_DEPTH, lone_surrogate, nested_over
 
+    if nested_over(value):
+        raise click.BadParameter(
+            f"{what} is nested over {MAX_JSON_DEPTH} levels deep; flatten the structure", param_hint=param_hint
+        )
     found = lone_surrogate(value)
     if found is None:
         return
@@ -75,7 +82,7 @@ def typed_vars(inputs: Mapping[str, Any], given: Mapping[str, str]) -> dict[str,
         except InputSpecError as exc:
             raise click.BadParameter(f"{name}: {exc.reason}", param_hint="--var") from None
         if not isinstance(typed[name], str):  # arrays and mappings are read as JSON
-            refuse_surrogates(typed[name], name, "--var")
+            refuse_unsendable(typed[name], name, "--var")
     return typed
 
 
@@ -85,15 +92,17 @@ def read_history(path: Path) -> list[Any]:
         size = path.stat().st_size
         if size > MAX_HISTORY_BYTES:
             raise click.BadParameter(f"{path} is over {MAX_HISTORY_BYTES} bytes", param_hint="--history")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise click.BadParameter(f"{path} not found", param_hint="--history") from None
+    except NestingError as exc:
+        raise click.BadParameter(f"{path}: {exc}", param_hint="--history") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         what = f"{path} is not a readable JSON file ({type(exc).__name__})"
         raise click.BadParameter(what, param_hint="--history") from None
     if not isinstance(data, list):
         raise click.BadParameter(f"{path} must hold a JSON list of turns", param_hint="--history")
-    refuse_surrogates(data, str(path), "--history")
+    refuse_unsendable(data, str(path), "--history")
     return data
 
 

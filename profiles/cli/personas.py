@@ -11,10 +11,11 @@ import click
 
 from ..errors import ConfigError
 from ..history import APIS
+from ..jsonlines import loads as load_json
 from .options import (
     parse_vars,
     read_history,
-    refuse_surrogates,
+    refuse_unsendable,
     rollout_key_option,
     showing_warnings,
     store_option,
@@ -211,12 +212,12 @@ def _inputs(kind: str, given: dict[str, str]) -> dict[str, Any]:
     for name in ("resources", "tools"):
         if name in values:
             try:
-                values[name] = json.loads(values[name])
+                values[name] = load_json(values[name])
             except ValueError as exc:
                 raise click.BadParameter(
                     f"{name} must be JSON, e.g. {name}='[{{\"content\": \"…\"}}]' ({exc})", param_hint="--var"
                 ) from None
-            refuse_surrogates(values[name], name, "--var")
+            refuse_unsendable(values[name], name, "--var")
     for name, default in PROMPT_INPUTS.get(kind, {}).items():
         if isinstance(default, bool) and name in values:
             values[name] = _flag(name, values[name])

@@ -10,7 +10,6 @@ long the dataset is.
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any
 import yaml
 
 from ..errors import FactoryError
-from ..jsonlines import lone_surrogate
+from ..jsonlines import MAX_JSON_DEPTH, lone_surrogate, nested_over
+from ..jsonlines import loads as load_json
 
 __all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
 
@@ -204,7 +204,7 @@ def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None)
                 continue
             number += 1
             try:
-                data = json.loads(text)
+                data = load_json(text)
             except ValueError as exc:
                 reason = getattr(exc, "msg", str(exc))
                 column = getattr(exc, "colno", None)
@@ -215,15 +215,21 @@ def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None)
             if not isinstance(data, dict):
                 yield RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
                 continue
-            surrogate = lone_surrogate(data)
-            if surrogate is not None:
-                path, code = surrogate
-                yield RawRow(number, line, None, _surrogate_problem(path, code))
+            problem = _unreadable(data)
+            if problem is not None:
+                yield RawRow(number, line, None, problem)
                 continue
             yield RawRow(number, line, data)
 
 
-def _surrogate_problem(path: tuple[Any, ...], code: str) -> str:
+def _unreadable(data: Mapping[str, Any]) -> str | None:
+    """Why a row read from JSON or YAML cannot become a persona whatever the mapping says, or None."""
+    if nested_over(data, MAX_JSON_DEPTH + 1):  # the row itself is one level
+        return f"nested over {MAX_JSON_DEPTH} levels deep; flatten the structure"
+    surrogate = lone_surrogate(data)
+    if surrogate is None:
+        return None
+    path, code = surrogate
     where = f"column {path[0]!r}" if path else "the row"
     return (
         f"{where} holds {code}, half of a UTF-16 surrogate pair without its other half, which is not text; "
@@ -278,6 +284,10 @@ def _yaml(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) 
             raise FactoryError(f"{where}: invalid YAML: {problem}") from None
         except yaml.YAMLError as exc:
             raise FactoryError(f"{path}: invalid YAML: {exc}") from None
+        except RecursionError:  # the composer recurses once per level; the rest of the file cannot be read
+            line = loader.line + 1 if hasattr(loader, "line") else None
+            where = f"{path}:{line}" if line else str(path)
+            raise FactoryError(f"{where}: a row is nested too deeply to read; flatten it") from None
         finally:
             loader.dispose()
 
@@ -302,6 +312,10 @@ def _yaml_items(path: Path, loader: _RowLoader) -> Iterator[RawRow]:
         bad = [key for key in data if not isinstance(key, str)]
         if bad:
             yield RawRow(number, line, None, f"key {bad[0]!r} is not text; quote it")
+            continue
+        problem = _unreadable(data)
+        if problem is not None:
+            yield RawRow(number, line, None, problem)
             continue
         yield RawRow(number, line, data)
     loader.get_event()  # sequence end
