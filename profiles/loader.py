@@ -77,11 +77,21 @@ def parse_profiles(
         raise ConfigError(ConfigIssue("the file is empty; a persona needs at least a name and a role", file=file))
     configs = []
     problems = list(issues)
+    starts: list[tuple[int, int]] | None = None
     for index, document in enumerate(documents):
+        if document is None:
+            continue  # an empty document, as a trailing `---` makes: nothing to load, nothing lost
         if not isinstance(document, dict):
-            kind = "a list" if isinstance(document, list) else type(document).__name__
+            if starts is None:
+                starts = _document_starts(text)
+            line, column = starts[index] if index < len(starts) else (1, 1)
             problems.append(
-                ConfigIssue(f"a persona must be a mapping of fields, got {kind}", file=file, line=1, column=1)
+                ConfigIssue(
+                    f"a persona must be a mapping of fields (name: …, role: …), got {_kind_of(document)}",
+                    file=file,
+                    line=line,
+                    column=column,
+                )
             )
             continue
         if "fields" in document and set(document) <= {"fields", "id"}:
@@ -112,6 +122,36 @@ def parse_profiles(
         problems.sort(key=lambda issue: (issue.line or 0, issue.column or 0))
         raise ConfigError(problems)
     return configs
+
+
+def _document_starts(text: str) -> list[tuple[int, int]]:
+    """Where each document's content starts (line, column), to place a problem with a whole document."""
+    import yaml
+
+    starts: list[tuple[int, int]] = []
+    waiting = False
+    try:
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.DocumentStartEvent):
+                waiting = True
+            elif waiting:
+                starts.append((event.start_mark.line + 1, event.start_mark.column + 1))
+                waiting = False
+    except yaml.YAMLError:  # read once already; without places, problems go at the top
+        return []
+    return starts
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    return type(value).__name__
 
 
 #: Deepest chain of `extends` followed; deeper is surely a mistake.

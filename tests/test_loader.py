@@ -73,11 +73,26 @@ def test_syntax_error_has_position(write):
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("", "the file is empty"), ("- a\n- b\n", "must be a mapping of fields, got a list"), ("just text\n", "got str")],
+    [
+        ("", "the file is empty"),
+        ("- a\n- b\n", "must be a mapping of fields .*, got a list"),
+        ("just text\n", "got the text 'just text'"),
+    ],
 )
 def test_wrong_shapes(write, text, message):
     with pytest.raises(ConfigError, match=message):
         load_profile(write("p.yaml", text))
+
+
+def test_a_document_that_is_no_mapping_is_named_at_its_line_and_empty_ones_are_skipped(write):
+    """A trailing `---` (an empty document) holds nothing to load; a list or a number is named where it is."""
+    path = write("team.yaml", "---\nname: Ada\nrole: R\n---\nname: Grace\nrole: R\n---\n")
+    assert [config.create_profile().get_name() for config in load_profiles(path).values()] == ["Ada", "Grace"]
+    path.write_text("name: Ada\nrole: R\n---\n- x\n---\n5\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_profiles(path)
+    assert [(issue.line, issue.column) for issue in caught.value.issues] == [(4, 1), (6, 1)]
+    assert caught.value.issues[1].message.endswith("got the number 5")
 
 
 def test_non_text_keys_are_refused(write):
