@@ -233,9 +233,21 @@ def prepare(
             if name != "question":
                 exportable.note("converted", f"a template tests whether {name!r} is given; written as if it always is")
         elif how != "plain":
+            secret = placeholders[name].secret
+            if secret is not None:  # a secret is never written, so it must stay a placeholder
+                raise ExportError(
+                    f"{exportable.label}: field {name!r} is a secret ({secret.source}), which is exported as a "
+                    f"placeholder, but a template uses it through {how}, and {format} can only put a value in as "
+                    f"it is; give the persona a template that prints it as {{{{ {name} }}}}, or export a deployment "
+                    "where the field is not a secret"
+                )
+            # a format without defaults gets a variable's value written in; the others keep it a placeholder
+            valued = ""
+            if inline_defaults:
+                valued = f", or give it a value under 'variables:', which {format} gets written in"
             raise ExportError(
                 f"{exportable.label}: a template uses {name!r} through {how}; {format} can only put a value in as it "
-                f"is, so write it as {{{{ {name} }}}}, or give it a fixed value (--var {name}=…)"
+                f"is, so write it as {{{{ {name} }}}} in the template{valued}"
             )
 
     def refuse(reason: str) -> ExportError:

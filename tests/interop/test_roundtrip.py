@@ -199,6 +199,22 @@ def test_a_placeholder_in_a_filter_is_refused(write):
     with pytest.raises(ExportError) as caught:
         export(path, "agentspec", model="m")
     assert "'topic' through the filter 'upper'" in str(caught.value)
+    assert "--var" not in str(caught.value)  # `profiles export` has no such option
+    with pytest.raises(ExportError) as caught:
+        export([path], "crewai")
+    assert str(caught.value).endswith("or give it a value under 'variables:', which crewai gets written in")
+
+
+def test_a_secret_the_bundled_template_tests_says_what_to_change(write, monkeypatch):
+    """A secret goal stays a placeholder, which the default template's `retry_goal if … else goal` cannot keep:
+    the error names the secret by its source and what to change, never an option export lacks, nor the value."""
+    monkeypatch.setenv("SUPPORT_GOAL_TOKEN", "tok-very-secret-456")
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: {key: SUPPORT_GOAL_TOKEN, default: Help}\n")
+    with pytest.raises(ExportError) as caught:
+        export(path, "prompty")
+    message = str(caught.value)
+    assert "field 'goal' is a secret (env:SUPPORT_GOAL_TOKEN), which is exported as a placeholder" in message
+    assert "prints it as {{ goal }}" in message and "--var" not in message and "tok-very-secret-456" not in message
 
 
 def test_braces_in_plain_fields_stay_text_both_ways(tmp_path):
