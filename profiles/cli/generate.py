@@ -15,6 +15,7 @@ __all__ = ["generate"]
 #: The library's option names as this command spells them, so errors advise flags that exist.
 OPTION_NAMES = {
     "base_url": "--base-url",
+    "model": "--model",
     "timeout": "--timeout",
     "max_retries": "--max-retries",
     "max_in_flight": "--max-in-flight",
@@ -171,7 +172,8 @@ def generate(
 
         embed = EmbeddingClient(
             embeddings_url, embeddings_model or "", api_key_env=api_key_env, timeout=timeout,
-            max_retries=max_retries, option_names={**OPTION_NAMES, "base_url": "--embeddings-url"},
+            max_retries=max_retries,
+            option_names={**OPTION_NAMES, "base_url": "--embeddings-url", "model": "--embeddings-model"},
         )
     factory = LLMProfileFactory(
         base_url,

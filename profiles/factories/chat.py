@@ -166,10 +166,19 @@ class ChatClient:
         headers: Mapping[str, str] | None = None,
         option_names: Mapping[str, str] | None = None,
     ) -> None:
+        names = dict(option_names or {})
+        url_option, model_option = names.get("base_url", "base_url"), names.get("model", "model")
         if not base_url:
-            raise FactoryError("ChatClient needs a base_url, such as 'http://localhost:8000/v1'.")
+            raise FactoryError(f"{url_option} is empty; give the server's URL, such as 'http://localhost:8000/v1'.")
+        scheme, _, rest = base_url.partition("://")
+        if scheme.lower() not in ("http", "https") or not rest.strip("/"):
+            # httpx would refuse it on every attempt, each retried as if the server were busy
+            raise FactoryError(
+                f"{url_option} {base_url!r} is not an http:// or https:// URL; give the server's URL, such as "
+                "'http://localhost:8000/v1'."
+            )
         if not model:
-            raise FactoryError("ChatClient needs a model name, such as 'gpt-4o-mini'.")
+            raise FactoryError(f"{model_option} is empty; name the model to ask, such as 'gpt-4o-mini'.")
         if max_retries < 0:
             raise FactoryError(f"max_retries must be 0 or more, got {max_retries}.")
         if max_in_flight < 1:

@@ -285,6 +285,15 @@ def test_bad_settings_are_refused(kwargs, needle):
         ChatClient("http://127.0.0.1:9/v1", "m", **kwargs)
 
 
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/v1", "127.0.0.1:8000/v1", "http://", ""])
+def test_a_url_that_is_not_http_is_refused_before_any_request(url):
+    """httpx refuses such a URL on every attempt; it fails once, at once, naming the caller's option."""
+    with pytest.raises(FactoryError, match=r"^--base-url .*(is not an http:// or https:// URL|is empty)"):
+        ChatClient(url, "m", option_names={"base_url": "--base-url"})
+    with pytest.raises(FactoryError, match=r"^--model is empty"):
+        ChatClient("http://127.0.0.1:9/v1", "", option_names={"model": "--model"})
+
+
 # -- many requests ---------------------------------------------------------------------------
 
 
