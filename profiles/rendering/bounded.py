@@ -24,6 +24,7 @@ from .budget import (
     RenderBudget,
     active_budget,
     check_percent,
+    check_text_argument,
     check_width,
     checked,
     current_budget,
@@ -108,8 +109,11 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
         return replace(eval_ctx, s, old, new, count)  # type: ignore[no-any-return]
 
     def bounded_join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
-        items = list(value)
+        items = list(value)  # a generator is fine to join (`items|map('upper')|join`); its items are checked
         active_budget().build(deep_size(items) + len(items) * len(str(d)))
+        if attribute is None:
+            check_text_argument(items)
+        check_text_argument(d)
         return join(eval_ctx, items, d, attribute)  # type: ignore[no-any-return]
 
     def bounded_batch(value: Any, linecount: int, fill_with: Any = None) -> Iterator[list[Any]]:
@@ -161,7 +165,7 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
         (bounded_truncate, truncate),
     ):
         wrapper.jinja_pass_arg = original.jinja_pass_arg  # type: ignore[attr-defined]
-    return {
+    bounded = {
         "center": bounded_center,
         "indent": bounded_indent,
         "wordwrap": bounded_wordwrap,
@@ -176,6 +180,32 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
         "truncate": bounded_truncate,
         "format": bounded_format,
     }
+    for name in _TEXT_FILTERS:
+        if name in filters:
+            bounded[name] = _text_checked(bounded.get(name, filters[name]))
+    return bounded
+
+
+#: Filters that turn their value (or, for format, its arguments) into text with `str()`, where
+#: `{{ … }}`'s own check never sees an object whose text is a memory address (join checks its items).
+_TEXT_FILTERS = (
+    "capitalize", "center", "e", "escape", "forceescape", "format", "indent", "lower", "replace",
+    "safe", "striptags", "title", "trim", "truncate", "upper", "urlencode", "wordcount", "wordwrap",
+)  # fmt: skip
+
+
+def _text_checked(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a filter) refusing, before it runs, a value or argument that would print an address."""
+    passes = _PassArg.from_obj(function) is not None
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for value in args[1:] if passes else args:
+            check_text_argument(value)
+        for value in kwargs.values():
+            check_text_argument(value)
+        return function(*args, **kwargs)
+
+    return _like(wrapper, function)
 
 
 def sized(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -39,6 +39,7 @@ __all__ = [
     "active_budget",
     "check_format",
     "check_percent",
+    "check_text_argument",
     "check_width",
     "checked",
     "current_budget",
@@ -216,14 +217,51 @@ def finalize(value: Any) -> Any:
     if isinstance(value, _CONTAINERS):
         if deep_size(value) > MAX_VALUE_CHARS:
             raise LimitExceeded(f"a value would print as over {MAX_VALUE_CHARS} characters", "MAX_VALUE_CHARS")
+        _refuse_addresses_inside(value)  # a list prints its items' repr: `[<object object at 0x…>]`
         return value
     if isinstance(value, Iterator) or _shows_address(kind):
-        # `{{ items|map('upper') }}` is a generator; its text form is `<generator object … at 0x…>`
-        raise SecurityError(
-            f"a {kind.__name__} cannot be printed (its text form is a memory address); "
-            "print its items, e.g. with |list or |join"
-        )
+        _refuse_address(kind)
     return value
+
+
+def _refuse_address(kind: type) -> None:
+    # `{{ items|map('upper') }}` is a generator; its text form is `<generator object … at 0x…>`
+    raise SecurityError(
+        f"a {kind.__name__} cannot be printed (its text form is a memory address); "
+        "print its items, e.g. with |list or |join"
+    )
+
+
+def _refuse_addresses_inside(value: Any) -> None:
+    """Refuse a container holding, at any depth, something whose text form is a memory address.
+
+    Called once the container's size is known to be within the value bound, so the walk is too.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str or kind is int or kind is float or kind is bool or item is None:
+            continue
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif isinstance(item, Iterator) or _shows_address(kind):
+            _refuse_address(kind)
+
+
+def check_text_argument(value: Any) -> Any:
+    """`value`, refused when a filter that turns it into text would show a memory address or a function.
+
+    Filters such as `trim`, `upper`, `title` or `escape` call `str()` on what they get, so the
+    check `{{ … }}` makes on what it prints never sees the object; this is that check, made first.
+    """
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None or isinstance(value, Undefined):
+        return value
+    return finalize(value)
 
 
 def _shows_address(kind: type) -> bool:

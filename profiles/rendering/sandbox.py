@@ -53,6 +53,7 @@ from .budget import (
     active_budget,
     check_format,
     check_percent,
+    check_text_argument,
     checked,
     current_budget,
     deep_size,
@@ -146,6 +147,8 @@ class ProfilesSandbox(ImmutableSandboxedEnvironment):
 
         def checked(*args: Any, **kwargs: Any) -> str:
             check_format(fmt, args, kwargs)
+            for argument in (*args, *kwargs.values()):  # `'{}'.format(obj)` would print its address
+                check_text_argument(argument)
             return wrapped(*args, **kwargs)  # type: ignore[no-any-return]
 
         return checked

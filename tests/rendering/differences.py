@@ -58,7 +58,9 @@ DIFFERENCES: dict[str, Difference] = {
     "print-address": Difference(
         "both",
         "Printing an iterator or generator (`{{ items|map('upper') }}`) or an object whose text form is "
-        "Python's default `<… object at 0x…>` is an error; stock prints that text, memory address included",
+        "Python's default `<… object at 0x…>` is an error, also inside a list or mapping and through a filter "
+        "that makes text of it (`|trim`, `|upper`, `|join`, `str.format`, …); stock prints that text, "
+        "memory address included",
         "an address helps an attacker and never belongs in a prompt; `|list` or `|join` prints the items",
     ),
     "hidden-templates": Difference(

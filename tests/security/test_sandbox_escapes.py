@@ -101,6 +101,39 @@ def test_iterators_and_plain_objects_do_not_print_their_address():
     assert renderer.render(renderer.compile("{{ items|map('upper')|join(',') }}", "t"), {"items": ["a", "b"]}) == "A,B"
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ plain|trim }}", "{{ plain|upper }}", "{{ plain|title }}", "{{ plain|e }}", "{{ plain|center(80) }}",
+        "{{ plain|urlencode }}", "{{ plain|striptags }}", "{{ plain|indent }}", "{{ plain|truncate(80) }}",
+        "{{ plain|wordwrap(40) }}", "{{ plain|safe }}", "{{ '%s'|format(plain) }}", "{{ '{}'.format(plain) }}",
+        "{{ '{p}'.format_map({'p': plain}) }}", "{{ [plain]|join }}", "{{ [[plain]]|join(', ') }}", "{{ [plain] }}",
+        "{{ {'a': [plain]} }}", "{{ (plain, 1)|string }}", "{{ [it]|join }}",
+    ],
+)
+def test_no_filter_or_container_prints_an_address(source):
+    """Filters that call str() on their value, and containers that print their items' repr, are checked too:
+    the persona's own write-memory template prints `{{ thought | trim }}`."""
+
+    class Plain:
+        pass
+
+    renderer = Renderer(())
+    with pytest.raises(RenderError, match="cannot be printed") as caught:
+        renderer.render(renderer.compile(source, "t"), {"plain": Plain(), "it": iter([1])})
+    assert "0x" not in str(caught.value)
+
+
+def test_a_caller_object_passed_to_a_prompt_input_is_refused_not_printed():
+    from profiles import ProfileConfig
+
+    profile = ProfileConfig(name="Ada", role="Clerk").create_profile()
+    with pytest.raises(RenderError, match="cannot be printed") as caught:
+        profile.format_write_memory_prompt("Plan?", thought=object())
+    assert "0x" not in str(caught.value)
+    assert profile.format_write_memory_prompt("Plan?", thought="  think  ") == "Question: Plan?\nThought: think"
+
+
 def test_caller_lists_cannot_be_mutated():
     """The immutable sandbox refuses append, update, pop and friends on what the caller passed."""
     renderer = Renderer(())
