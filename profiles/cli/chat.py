@@ -21,7 +21,7 @@ _KNOWN = ("messages", "tools", "documents", "add_generation_prompt")
 
 
 def _read(path: Path, what: str) -> Any:
-    text = read_text(path)
+    text = read_text(path, kind=what.removeprefix("the "))
     try:
         return safe_load(text)  # JSON is YAML too; both bounded as persona files are
     except yaml.YAMLError as exc:
@@ -31,7 +31,7 @@ def _read(path: Path, what: str) -> Any:
 def _template(path: Path) -> tuple[str, dict[str, Any]]:
     """The template text, and the special tokens when the file is a tokenizer's configuration."""
     if path.suffix.lower() != ".json":
-        return read_text(path), {}
+        return read_text(path, kind="chat template"), {}
     config = _read(path, "the tokenizer configuration")
     found = config.get("chat_template") if isinstance(config, dict) else None
     if isinstance(found, list):  # several named templates: the default one
