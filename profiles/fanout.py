@@ -33,6 +33,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from .errors import BatchError
+
 __all__ = ["BrokenProcessPool", "ordered_map"]
 
 #: Chunks in flight per worker: enough to keep each busy while the parent writes.
@@ -77,17 +79,30 @@ def _run(chunk: Any) -> str:
     result = _work(chunk)
     _written += 1
     path = os.path.join(_results, f"{os.getpid()}-{_written}")
-    with open(path, "wb") as file:
-        pickle.dump(result, file, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with open(path, "wb") as file:
+            pickle.dump(result, file, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as exc:
+        raise _unusable(_results, exc) from None
     return path
 
 
 def _take(path: str) -> Any:
     """A result a worker wrote, read once: its file goes as it is read."""
-    with open(path, "rb") as file:
-        result = pickle.load(file)
-    os.unlink(path)
+    try:
+        with open(path, "rb") as file:
+            result = pickle.load(file)
+        os.unlink(path)
+    except OSError as exc:
+        raise _unusable(os.path.dirname(path), exc) from None
     return result
+
+
+def _unusable(folder: str, exc: OSError) -> BatchError:
+    return BatchError(
+        f"the worker processes cannot hand back their results through {folder} ({exc.strerror}); "
+        "free some space there, or point TMPDIR at a folder with room, or pass --workers 1"
+    )
 
 
 def _context() -> Any:
@@ -109,9 +124,13 @@ def ordered_map(
 
     Raises:
         BrokenProcessPool: a worker process died; no result after the last one yielded follows.
+        BatchError: the results cannot be handed back (no room or no permission in the temporary folder).
         Exception: whatever `setup` or `work` raised, as it was raised in the worker.
     """
-    results = tempfile.mkdtemp(prefix="profiles-results-")  # only this user can read it
+    try:
+        results = tempfile.mkdtemp(prefix="profiles-results-")  # only this user can read it
+    except OSError as exc:
+        raise _unusable(tempfile.gettempdir(), exc) from None
     pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start, initargs=(setup, args, results))
     pending: deque[Future[str]] = deque()
     try:

@@ -79,3 +79,12 @@ def test_a_worker_killed_while_handing_back_a_big_result_stops_the_map(delay):
     assert not thread.is_alive(), "the map hangs after a worker was killed"
     assert outcome[-1] == "broken"
     assert all(length == BIG for length in outcome[:-1])
+
+
+def test_a_temporary_folder_that_takes_no_files_is_a_batch_error(tmp_path, monkeypatch):
+    from profiles.errors import BatchError
+
+    missing = tmp_path / "gone"
+    monkeypatch.setattr(tempfile, "tempdir", str(missing))
+    with pytest.raises(BatchError, match=r"cannot hand back their results through .*gone.*--workers 1"):
+        list(ordered_map(_doubler, (0,), [[1]], 2))
