@@ -335,8 +335,11 @@ class Renderer:
                         limit="PROFILES_MAX_OUTPUT_CHARS",
                     )
                 parts += batch
-        except RenderError:
-            raise
+        except RenderError as exc:
+            if type(exc) is not RenderError or exc.template is not None or exc.line is not None:
+                raise
+            # the loader refused a name an include or extends gives ('..', a hidden file): say which line did
+            raise _located(exc, compiled) from None
         except Exception as exc:  # MemoryError and RecursionError included: the process stays unharmed
             raise _render_error(exc, compiled) from None
         finally:
@@ -457,6 +460,17 @@ def _render_error(exc: BaseException, compiled: CompiledTemplate) -> RenderError
     remedy = _remedy(exc, limit)
     message = f"{where}: {_describe(exc)}" + (f"; {remedy}" if remedy else "")
     return RenderError(message, template=name, line=line, limit=limit)
+
+
+def _located(exc: RenderError, compiled: CompiledTemplate) -> RenderError:
+    """`exc`, raised where no template was known, with the file and line of the render it stopped."""
+    name, line = _template_line(exc)
+    at = f" line {line}" if line else ""
+    if name is None or name == compiled.name:
+        name, where = compiled.name, compiled.label + at
+    else:
+        where = f"template {name!r}{at} (from {compiled.label})"
+    return RenderError(f"{where}: {exc.message}", template=name, line=line, limit=exc.limit)
 
 
 def _remedy(exc: BaseException, limit: str | None) -> str:

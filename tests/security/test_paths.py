@@ -64,6 +64,22 @@ def test_templates_cannot_reach_outside_their_root(persona_dir, outside, include
     assert SECRET not in str(caught.value)
 
 
+@pytest.mark.parametrize("name", ["../outside/secret.j2", ".env", "/etc/passwd", "parts/.hidden"])
+def test_a_refused_include_is_named_at_the_line_that_includes_it(persona_dir, name):
+    """The loader refuses the name; the error says which template and line asked for it, also through a part."""
+    root = persona_dir / "templates"
+    (root / "parts").mkdir()
+    (root / "parts" / "ask.j2").write_text(f"Ask.\n\n{{% include '{name}' %}}\n")
+    renderer = Renderer([root])
+    with pytest.raises(RenderError) as caught:
+        renderer.render(renderer.compile("Hello\n{% include 'parts/ask.j2' %}", "t"), {})
+    assert (caught.value.template, caught.value.line) == ("parts/ask.j2", 3)
+    assert str(caught.value).startswith("template 'parts/ask.j2' line 3 (from template 't'): template name ")
+    with pytest.raises(RenderError) as direct:
+        renderer.render(renderer.compile(f"Hello\n{{% include '{name}' %}}", "t"), {})
+    assert (direct.value.template, direct.value.line) == ("t", 2)
+
+
 def test_a_symlinked_template_in_a_user_root_is_refused(persona_dir, outside):
     """A persona's template root whose system.j2 links outside gives a RenderError, not the file."""
     os.symlink(outside, persona_dir / "templates" / "default" / "en" / "system.j2")
