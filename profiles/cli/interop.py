@@ -112,8 +112,10 @@ def export(
             raise ExportError(f"{format} writes {', '.join(files)}; give --out FOLDER to write them")
         click.echo(next(iter(files.values())), nl=False)
         return
-    if out.suffix and len(files) == 1 and not out.is_dir():
-        targets = {out: next(iter(files.values()))}
+    if len(files) == 1 and not out.is_dir() and (out.suffix or out.exists()):
+        targets = {out: next(iter(files.values()))}  # a file named as such, or one that is there already
+    elif out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} is a file, and {format} writes {', '.join(files)}; name a folder for them")
     else:
         targets = {out / name: text for name, text in files.items()}
     existing = [str(path) for path in targets if path.exists()]

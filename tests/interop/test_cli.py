@@ -67,6 +67,22 @@ def test_export_prints_one_file_and_writes_a_crew(runner, tmp_path, configs):
     assert refused.exit_code == 2 and "pass --force" in refused.output
 
 
+def test_export_to_an_existing_file_without_a_suffix(runner, tmp_path, configs):
+    """An --out that is a file already is that file (kept without --force), never a folder to make inside it."""
+    out = tmp_path / "PROMPT"
+    out.write_text("old\n")
+    args = ["export", str(configs / "summarizer.yaml"), "--to", "prompty", "--out", str(out)]
+    refused = runner.invoke(cli, args)
+    assert refused.exit_code == 2 and "exist(s) already; pass --force" in refused.stderr, refused.output
+    assert out.read_text() == "old\n"
+    forced = runner.invoke(cli, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert out.read_text().startswith("---\nname: aristotle\n")
+    crew = runner.invoke(cli, ["export", str(configs / "summarizer.yaml"), "--to", "crewai", "--out", str(out)])
+    assert crew.exit_code == 2
+    assert f"--out {out} is a file, and crewai writes agents.yaml, tasks.yaml; name a folder" in crew.stderr
+
+
 def test_export_errors_are_the_users_to_fix(runner, write):
     path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: \"As {% raw %}{first_name}{% endraw %}\"\n")
     result = runner.invoke(cli, ["export", str(path), "--to", "adk"])
