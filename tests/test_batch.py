@@ -177,6 +177,26 @@ def test_rows_nested_too_deep_are_bad_rows_or_a_file_error(runner, tmp_path, wri
     assert "nested too deeply to read" in stopped.stderr and f"{source}:" in stopped.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_cell_bound_to_a_declared_input_is_read_by_its_type(runner, tmp_path, write, workers):
+    """`variables.n` for `inputs: {n: integer}`: the CSV text 5 is the integer 5 (the written persona loads and
+    renders as the batch did); text that is no integer is a bad row naming the column, not a broken file."""
+    base = write("base.yaml", "role: R\ninputs:\n  n: integer\ntemplates:\n  user: {inline: 'N {{ n + 1 }}'}\n")
+    mapping = write("m.yaml", "fields:\n  name: name\n  variables.n: n\n")
+    source = write("people.csv", "name,n\nAnn,5\nBob,x\n")
+    out = tmp_path / "o.jsonl"
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--base", str(base), "--out", str(out), "--render"]
+    result = runner.invoke(cli, [*args, "--workers", workers, "--on-error", "collect"])
+    assert result.exit_code == 2, result.output
+    assert f"{source}:3: row 2, column 'n', field 'variables.n': does not fit inputs.n: 'x' is not an integer" in (
+        result.stderr
+    )
+    (record,) = lines(out)
+    assert record["persona"]["variables"] == {"n": 5} and record["prompts"]["user"] == "N 6"
+    written = ProfileConfig.from_data(record["persona"]).create_profile()
+    assert written.format_user_prompt() == record["prompts"]["user"]
+
+
 def test_render_failure_is_a_row_issue(runner, tmp_path, write):
     """A row whose prompt cannot render (a variable nobody gives) is a bad row like any other."""
     base = write("base.yaml", "name: A\nrole: R\ngoal: 'Serve {{ company }}'\n")

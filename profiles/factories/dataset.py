@@ -251,6 +251,8 @@ class DatasetProfileFactory(ProfileFactory):
         self.on_error: OnError = on_error
         self.errors: list[RowIssue] = []
         self.base = self._load_base(base)
+        #: The base's declared inputs: a `variables.NAME` cell for one is read by its type.
+        self._inputs: Mapping[str, Any] = dict(self.base.inputs) if self.base is not None else {}
         from ..rendering.renderer import Renderer
 
         # one private sandbox for the mapping's templates, compiled once here
@@ -433,7 +435,15 @@ class DatasetProfileFactory(ProfileFactory):
                     continue
             if source.target.startswith(VARIABLE_PREFIX):
                 if value is not None:
-                    variables[source.target[len(VARIABLE_PREFIX) :]] = value
+                    name = source.target[len(VARIABLE_PREFIX) :]
+                    spec = self._inputs.get(name)
+                    if spec is not None:  # read by the declared type, as `--var` and a dynamic entry are
+                        value, problem = _typed(spec, value)
+                        if problem is not None:
+                            message = f"does not fit inputs.{name}: {problem}"
+                            issues.append(issue(message, column, source.target))
+                            continue
+                    variables[name] = value
                 continue
             value = _shape(source.target, value)
             columns[source.target] = source.column
@@ -646,6 +656,19 @@ class ProfileStream(Iterator["Profile"]):
 
 #: A cell the row does not have, told apart from a cell holding None.
 _ABSENT = object()
+
+
+def _typed(spec: Any, value: Any) -> tuple[Any, str | None]:
+    """A cell bound to a declared input as that input takes it: text read by its type (a CSV cell
+    `5` for an integer is 5), anything else (JSON, YAML) checked as it is; and why it does not fit."""
+    from ..inputs import InputSpecError
+
+    if isinstance(value, str):
+        try:
+            return spec.from_text(value), None
+        except InputSpecError as exc:
+            return value, exc.reason
+    return value, spec.problem(value)
 
 
 def _names_a_lookup(value: Any, depth: int = 0) -> bool:
