@@ -288,6 +288,8 @@ def read_documents(
     except yaml.MarkedYAMLError as exc:
         problem, line, column = describe_yaml_error(exc)
         raise ConfigError(ConfigIssue(f"invalid YAML: {problem}", file=file, line=line, column=column)) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML refuses (NUL, other controls): only an offset
+        raise ConfigError(_reader_issue(exc, text, file)) from None
     except yaml.YAMLError as exc:
         raise ConfigError(ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)) from None
     except RecursionError:
@@ -296,6 +298,24 @@ def read_documents(
         ) from None
     finally:
         loader.dispose()
+
+
+def _reader_issue(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigIssue:
+    """A character YAML does not allow, at its line and column instead of PyYAML's offset."""
+    position = exc.position if isinstance(exc.position, int) and 0 <= exc.position <= len(text) else None
+    if position is None:
+        return ConfigIssue(f"invalid YAML: {_cut(str(exc))}", file=file)
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    code = exc.character if isinstance(exc.character, int) else ord(text[position]) if position < len(text) else 0
+    escape = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return ConfigIssue(
+        f"invalid YAML: the character U+{code:04X} is not allowed in a YAML file; remove it, or write it as an "
+        f'escape inside a double-quoted text ("{escape}")',
+        file=file,
+        line=line,
+        column=column,
+    )
 
 
 #: What was left open, by the context PyYAML names, and what closes it.

@@ -111,6 +111,23 @@ def test_malformed_files_are_config_errors(tmp_path, content, message):
     assert str(path) in str(caught.value)
 
 
+@pytest.mark.parametrize(("content", "where", "escape"), [
+    (b"name: A\x00\nrole: x\n", (1, 8), "\\x00"),
+    (b"name: Ada\nrole: x\ngoal: 'a\x01b'\n", (3, 9), "\\x01"),
+    (b"\xef\xbb\xbfname: Ada\nrole: \xef\xbf\xbe\n", (2, 7), "\\ufffe"),
+])  # fmt: skip
+def test_a_character_yaml_refuses_is_named_at_its_line_and_column(tmp_path, content, where, escape):
+    """PyYAML reports a NUL or other control character by offset only; the error gives line and column."""
+    path = tmp_path / "p.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.line, issue.column) == where
+    assert "is not allowed in a YAML file" in issue.message and f'("{escape}")' in issue.message
+    assert "position" not in str(caught.value)
+
+
 def test_a_ten_megabyte_file_is_refused_unread(tmp_path):
     path = tmp_path / "big.yaml"
     path.write_text("name: Ada\nrole: x\ngoal: " + "a" * 10_000_000 + "\n")
