@@ -73,10 +73,26 @@ class _Checker:
         if "templates" in own:
             for kind, source in part.templates.items():
                 self._own_template(renderer, prefix, kind, source, self._given(whole, kind))
+        if "messages" in own or not prefix:
+            self._layout(prefix, part.messages, kinds)
         roots = tuple(whole.template_roots)
         if roots and roots not in self._roots_done:
             self._roots_done.add(roots)
             self._root_templates(renderer, whole, prefix)
+
+    def _layout(self, prefix: tuple[str, ...], layout: Any, kinds: list[str]) -> None:
+        """A message of the layout names a kind nothing renders: rendering it would fail every time."""
+        for index, slot in enumerate(layout or ()):
+            kind = getattr(slot, "kind", None)
+            if kind is None or kind in kinds:
+                continue
+            close = closest(kind, kinds)
+            hint = f"did you mean {close!r}? Else add" if close else "add"
+            self._issue(
+                f"the message layout sends prompt kind {kind!r}, which has no template; {hint} a template for it "
+                f"under 'templates:' or as <family>/<locale>/{kind}.j2 in a template root",
+                *prefix, "messages", str(index),
+            )
 
     def _given(self, config: PersonaModel, kind: str) -> frozenset[str]:
         """What a template of `kind` may read: fields, the kind's inputs, variables, declared inputs and samples."""

@@ -116,3 +116,19 @@ def test_check_gives_the_same_hint(runner, write):
     path = write("typo.yaml", "name: Ada\nrole: Helper\ntemplates:\n  user: {inline: '{{ questoin }}'}\n")
     result = runner.invoke(cli, ["check", str(path)])
     assert result.exit_code == 2 and "uses 'questoin'" in result.output and "did you mean 'question'?" in result.output
+
+
+def test_a_message_layout_naming_a_kind_without_a_template(tmp_path):
+    """A layout slot whose kind nothing renders would fail every render; validate says so at its place."""
+    found = issues(
+        "name: Ada\nrole: Helper\ntemplates:\n  plan: {inline: Plan.}\nmessages:\n  - {kind: system}\n"
+        "  - {kind: usr}\n  - {kind: plan}\ndeployments:\n  prod:\n    messages: [{kind: handof}]\n",
+        tmp_path,
+    )
+    assert found[0].startswith(
+        "p.yaml:5: field 'messages.1': the message layout sends prompt kind 'usr', which has no template; "
+        "did you mean 'user'?"
+    )
+    assert found[1].startswith("p.yaml:11: field 'deployments.prod.messages.0': the message layout sends prompt kind")
+    assert len(found) == 2
+    assert issues("name: Ada\nrole: Helper\nmessages: [{kind: system}, {history: true}]\n", tmp_path) == []
