@@ -11,7 +11,19 @@ from dataclasses import dataclass
 
 from profiles.errors import StoreError
 
-__all__ = ["PromptKey", "candidate_keys", "check_text", "language_chain", "make_key", "normalize_language"]
+__all__ = [
+    "MAX_NUMBER",
+    "PromptKey",
+    "candidate_keys",
+    "check_text",
+    "language_chain",
+    "make_key",
+    "normalize_language",
+]
+
+#: The largest version number, weight or expected version both backends can store (PostgreSQL's
+#: ``integer``); a larger one is refused before it reaches the database.
+MAX_NUMBER = 2**31 - 1
 
 
 @dataclass(frozen=True, order=True)

@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from profiles.errors import StoreError
-from profiles.store.keys import PromptKey, make_key
+from profiles.store.keys import MAX_NUMBER, PromptKey, check_text, make_key
 from profiles.store.models import PromptVersion
 
 __all__ = ["PromptRecord", "file_name", "read_folder", "write_folder"]
@@ -155,23 +155,30 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     if not isinstance(entry, dict):
         raise _fail(path, f"{where}expected a mapping")
     number = entry.get("version")
-    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-        raise _fail(path, f"{where}field 'version' must be a whole number from 1, got {number!r}")
-    if not isinstance(entry.get("content"), str):
-        raise _fail(path, f"{where}field 'content' must be text")
+    if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_NUMBER:
+        raise _fail(path, f"{where}field 'version' must be a whole number from 1 to {MAX_NUMBER}, got {number!r}")
+    content = entry.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise _fail(path, f"{where}field 'content' must be non-empty text")
     try:
         created_at = datetime.fromisoformat(_text(path, entry, "created_at", where))
     except ValueError as exc:
         raise _fail(path, f"{where}field 'created_at' must be an ISO 8601 time ({exc})") from exc
+    texts = {name: _text(path, entry, name, where) for name in ("author", "note")}
+    try:  # what `put` refuses must not come in by a file either
+        for name, value in (("content", content), *texts.items()):
+            check_text(f"field '{name}'", value)
+    except StoreError as exc:
+        raise _fail(path, f"{where}{exc.message}") from None
     return PromptVersion(
         name=key.name,
         language=key.language,
         model=key.model,
         version=number,
-        content=entry["content"],
+        content=content,
         created_at=created_at,
-        author=_text(path, entry, "author", where),
-        note=_text(path, entry, "note", where),
+        author=texts["author"],
+        note=texts["note"],
     )
 
 

@@ -180,12 +180,29 @@ def test_rollout_picks_by_key_and_the_first_without_one(store):
         ([(1, 5), (1, 5)], "each version once"),
         ({9: 1}, "no such version"),
         ({i: 1 for i in range(1, 18)}, "at most 16"),
+        ({1: 2**31, 2: 1}, "weight of v1 must be a whole number from 1 to 2147483647"),
+        ({1: 1, 10**20: 1}, "a version is a whole number from 1 to 2147483647"),
     ],
 )
 def test_bad_rollouts_are_refused(store, arms, message):
     store.put("s", "one", label="production")
     with pytest.raises(StoreError, match=message):
         store.rollout("s", "production", arms)
+    assert store.get("s", label="production").version == 1 and len(store.moves("s")) == 1
+
+
+@pytest.mark.parametrize("number", [2**31, 10**20])
+def test_versions_past_what_the_database_holds_are_a_store_error(store, number):
+    """A version or expect= too large for an integer column says so, on SQLite as on PostgreSQL."""
+    store.put("s", "one", label="production")
+    for attempt in (
+        lambda: store.set_label("s", "production", number),
+        lambda: store.set_label("s", "production", 1, expect=number),
+        lambda: store.get("s", version=number),
+        lambda: store.diff("s", 1, number),
+    ):
+        with pytest.raises(StoreError, match="from 1 to 2147483647"):
+            attempt()
     assert store.get("s", label="production").version == 1 and len(store.moves("s")) == 1
 
 

@@ -118,6 +118,19 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
         ("name: a\nversions:\n- {version: 1, content: x, created_at: yesterday}\n", "ISO 8601"),
         ("name: a\nlabels: {production: 3}\nversions: []\n", "does not exist"),
         ("name: a\n  bad: [indent\n", "cannot read"),
+        (
+            "name: a\nversions:\n- {version: 99999999999999999999, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "from 1 to 2147483647",
+        ),
+        ("name: a\nversions:\n- {version: 1, content: '', created_at: '2026-01-01T00:00:00'}\n", "non-empty text"),
+        (
+            'name: a\nversions:\n- {version: 1, content: "a\\0b", created_at: "2026-01-01T00:00:00"}\n',
+            "versions[0]: field 'content' contains a NUL",
+        ),
+        (
+            "name: a\nlabels: {' prod': 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "label ' prod': a label must be non-empty",
+        ),
     ],
 )
 def test_malformed_files_name_the_file(store, tmp_path, document, problem):
