@@ -113,9 +113,11 @@ class HttpStore:
         if arms is None:  # a server of an earlier release: one version, no rollouts
             return LabelMatch(label, (Arm(_version(data, self._base)),))
         try:
-            found = tuple(Arm(_version(arm, self._base), int(arm["weight"])) for arm in _list(arms, self._base))
+            found = tuple(
+                Arm(_version(arm, self._base), _number(arm["weight"], "weight")) for arm in _list(arms, self._base)
+            )
         except (KeyError, TypeError, ValueError):
-            raise _not_the_api(self._base, "an arm without a weight") from None
+            raise _not_the_api(self._base, "an arm without a weight of 1 or more") from None
         if not found:
             raise _not_the_api(self._base, "a match without a version")
         return LabelMatch(label, found)
@@ -237,15 +239,31 @@ def _version(data: dict[str, Any], base: str) -> PromptVersion:
             str(data["name"]),
             str(data["language"]),
             str(data["model"]),
-            int(data["version"]),
-            str(data["content"]),
+            _number(data["version"], "version"),
+            _text(data["content"]),
             datetime.fromisoformat(str(data["created_at"])),
             str(data.get("author") or ""),
             str(data.get("note") or ""),
             tuple(str(label) for label in data.get("labels") or ()),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise _not_the_api(base, f"a version without a valid {exc}") from None
+    except KeyError as exc:
+        raise _not_the_api(base, f"a version without {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise _not_the_api(base, f"a version with {exc}") from None
+
+
+def _number(value: Any, field: str) -> int:
+    """A version or weight as the API sends it: a whole number from 1 (a rollout pick needs that)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field!r} {value!r}, not a whole number from 1")
+    return value
+
+
+def _text(value: Any) -> str:
+    """A prompt's text as the API sends it: a string, never the spelling of some other value."""
+    if not isinstance(value, str):
+        raise TypeError(f"'content' of type {type(value).__name__}, not text")
+    return value
 
 
 def _not_the_api(base: str, what: str) -> StoreError:
