@@ -23,6 +23,7 @@ The file's keys, not its name, say which prompt it holds; file names are only re
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -132,9 +133,22 @@ def write_folder(
             name = name[: -len(".yaml")] + _SEPARATOR + digest + ".yaml"
         taken.add(name.casefold())
         path = directory / name
-        path.write_text(_dump(key, records, label_targets), encoding="utf-8")
+        _write_whole(path, _dump(key, records, label_targets))
         written.append(path)
     return written
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write through a temporary file beside `path`, so a full disk or a killed export leaves the
+    file as it was (the last export) rather than torn in the middle of a version."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _fail(path: Path, problem: str) -> StoreError:

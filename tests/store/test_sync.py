@@ -226,3 +226,43 @@ def test_any_prompt_file_reads_back_exactly(tmp_path_factory, name, language, mo
     assert record.key == key
     assert list(record.versions) == records
     assert record.labels == {label: len(texts)}
+
+
+_EXPORT_UNDER_A_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from profiles.errors import StoreError
+from profiles.store import PromptStore
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+try:
+    PromptStore(sys.argv[1]).export(sys.argv[2])
+except StoreError as error:
+    print(error)
+    sys.exit(3)
+"""
+
+
+def test_an_export_that_fails_midway_leaves_the_previous_files_whole(tmp_path):
+    """A write that fails (here: past a file size limit, as on a full disk) keeps the file of the last
+    export as it was, never a file cut off in the middle of a version."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    folder = tmp_path / "prompts"
+    with PromptStore(url) as store:
+        store.put("big", "first\n" * 5_000, label="production")
+        (path,) = store.export(folder)
+        before = path.read_text(encoding="utf-8")
+        store.put("big", "second\n" * 20_000)
+    limit = len(before.encode()) + 1_000  # the old file fits, the new one does not
+    run = subprocess.run(
+        [sys.executable, "-c", _EXPORT_UNDER_A_FILE_SIZE_LIMIT, url, str(folder), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 3, run.stderr
+    assert "cannot export prompts to" in run.stdout
+    assert path.read_text(encoding="utf-8") == before
+    assert [item.name for item in folder.iterdir()] == [path.name]  # no temporary file left behind
