@@ -9,13 +9,22 @@ Each worker builds its work function once, from a setup function and its argumen
 functions and plain data, so it works whichever way processes start (fork on Linux, spawn
 elsewhere). A worker that dies (killed, out of memory) ends the map with `BrokenProcessPool`:
 the results before it were handed back already; the caller decides what survives.
+
+A result comes back through a file in a private temporary folder, and only the file's name goes
+through the pool's pipe. A worker killed while it wrote a big result into the pipe would leave half
+a message there, and the pool's own thread would wait for the rest of it forever, so the batch would
+hang instead of stopping; a name is far below the size a pipe writes at once (PIPE_BUF), so it
+arrives whole or not at all.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+import shutil
 import signal
+import tempfile
 import threading
 import time
 from collections import deque
@@ -24,6 +33,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from .errors import BatchError
+
 __all__ = ["BrokenProcessPool", "ordered_map"]
 
 #: Chunks in flight per worker: enough to keep each busy while the parent writes.
@@ -31,19 +42,23 @@ IN_FLIGHT = 3
 
 #: The work function of this worker process, made by `_start`.
 _work: Callable[[Any], Any] | None = None
+#: Where this worker process writes its results, and how many it wrote.
+_results: str | None = None
+_written = 0
 
 
 #: Seconds between a worker's checks that its parent is still there.
 PARENT_CHECK = 0.2
 
 
-def _start(setup: Callable[..., Callable[[Any], Any]], args: tuple[Any, ...]) -> None:
-    global _work
+def _start(setup: Callable[..., Callable[[Any], Any]], args: tuple[Any, ...], results: str) -> None:
+    global _work, _results
     # Ctrl-C reaches the whole process group; the parent alone decides what a stop keeps. A
     # forked worker inherits the parent's handlers too: SIGTERM must end it, as the pool expects
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     threading.Thread(target=_outlive_no_parent, args=(os.getppid(),), daemon=True).start()
+    _results = results
     _work = setup(*args)
 
 
@@ -52,12 +67,42 @@ def _outlive_no_parent(parent: int) -> None:
     a forked worker holds the parent's pipes open, so it would never see them close."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK)
+    if _results is not None:
+        shutil.rmtree(_results, ignore_errors=True)  # the results nobody will take
     os._exit(1)
 
 
-def _run(chunk: Any) -> Any:
-    assert _work is not None, "worker started without its setup"
-    return _work(chunk)
+def _run(chunk: Any) -> str:
+    """Make one chunk's result and write it to a file of its own; its name is what goes back."""
+    global _written
+    assert _work is not None and _results is not None, "worker started without its setup"
+    result = _work(chunk)
+    _written += 1
+    path = os.path.join(_results, f"{os.getpid()}-{_written}")
+    try:
+        with open(path, "wb") as file:
+            pickle.dump(result, file, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError as exc:
+        raise _unusable(_results, exc) from None
+    return path
+
+
+def _take(path: str) -> Any:
+    """A result a worker wrote, read once: its file goes as it is read."""
+    try:
+        with open(path, "rb") as file:
+            result = pickle.load(file)
+        os.unlink(path)
+    except OSError as exc:
+        raise _unusable(os.path.dirname(path), exc) from None
+    return result
+
+
+def _unusable(folder: str, exc: OSError) -> BatchError:
+    return BatchError(
+        f"the worker processes cannot hand back their results through {folder} ({exc.strerror}); "
+        "free some space there, or point TMPDIR at a folder with room, or pass --workers 1"
+    )
 
 
 def _context() -> Any:
@@ -79,21 +124,26 @@ def ordered_map(
 
     Raises:
         BrokenProcessPool: a worker process died; no result after the last one yielded follows.
+        BatchError: the results cannot be handed back (no room or no permission in the temporary folder).
         Exception: whatever `setup` or `work` raised, as it was raised in the worker.
     """
-    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start, initargs=(setup, args))
-    pending: deque[Future[Any]] = deque()
+    try:
+        results = tempfile.mkdtemp(prefix="profiles-results-")  # only this user can read it
+    except OSError as exc:
+        raise _unusable(tempfile.gettempdir(), exc) from None
+    pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_start, initargs=(setup, args, results))
+    pending: deque[Future[str]] = deque()
     try:
         for chunk in chunks:
             pending.append(pool.submit(_run, chunk))
             if len(pending) >= workers * IN_FLIGHT:
-                yield pending.popleft().result()
+                yield _take(pending.popleft().result())
         while pending:
-            yield pending.popleft().result()
+            yield _take(pending.popleft().result())
     finally:
         for future in pending:
             future.cancel()
         # stopped early (an error, Ctrl-C, a dead worker): the queued chunks are dropped and each
-        # worker stops after the chunk it is on. Killing them instead could cut a result in half
-        # on its way back, and the pool's own thread would wait for the rest of it forever.
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        # worker stops after the chunk it is on, whose result then goes with the folder
+        pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(results, ignore_errors=True)

@@ -23,7 +23,7 @@ from . import tracing
 from .config import PersonaModel
 from .context import Context, Resolved
 from .deployments import for_deployment
-from .errors import FactoryError, ProfilesError
+from .errors import FactoryError, ProfilesError, ResolutionError
 from .plan import persona_plan as plan_of
 from .profile import DefaultProfile, Profile, build_profile
 from .resolve import (
@@ -86,7 +86,8 @@ class ProfileConfig(PersonaModel):
         whatever the labels say: to see a version before it is released.
 
         Raises:
-            ResolutionError: a provider failed or is unknown, or the deployment name is unsafe.
+            ResolutionError: a provider failed or is unknown, the deployment name is unsafe, or the
+                language or model is not text.
             ConfigError: an override names an unknown field.
             RenderError: a field's template syntax does not parse.
         """
@@ -122,6 +123,8 @@ def create_profile(
     store_versions: Mapping[str, int] | None = None,
 ) -> Profile:
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
+    if (language is not None and type(language) is not str) or (model is not None and type(model) is not str):
+        _refuse_context(language=language, model=model)
     deployment = choose_deployment(deployment)
     if not overrides and not store_versions:
         # the persona compiled once for this deployment and template path: only its dynamic
@@ -169,6 +172,14 @@ def create_profile(
     if tracing.recording():
         tracing.annotate(built.trace_attributes())
     return built
+
+
+def _refuse_context(**given: Any) -> None:
+    """A language or model that is not text: said here, before a lookup or a template trips on it."""
+    for name, value in given.items():
+        if value is not None and not isinstance(value, str):
+            example = "'zh-TW'" if name == "language" else "'gpt-4o'"
+            raise ResolutionError(f"{name} must be text such as {example} or None, got {type(value).__name__}")
 
 
 def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, Resolved]) -> Profile | None:

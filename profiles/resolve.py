@@ -150,7 +150,7 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
     if context.model:
         resolved["model"] = Resolved(context.model, "argument")
     for field, value in overrides.items():
-        resolved[field] = Resolved(_shape(field, value), "override")
+        resolved[field] = Resolved(_override(field, value), "override")
     # language and model come first (`literal_fields` orders them so): every other field is resolved for them
     for field in dynamic:
         if field in overrides or (field == "language" and context.language) or (field == "model" and context.model):
@@ -493,7 +493,25 @@ def fetch_output_schema(config: PersonaModel, context: Context, *, lines: Person
         ) from None
 
 
-def _shape(field: str, value: Any) -> Any:
-    if field in LIST_FIELDS and isinstance(value, list):
-        return tuple(value)
+def _override(field: str, value: Any) -> Any:
+    """An override's value, held to its field's shape: a text, or a list of texts (kept as a tuple).
+
+    Raises:
+        ConfigError: the value has another shape (a text given for a list would render letter by letter).
+    """
+    if value is None:
+        return None
+    if field in LIST_FIELDS:
+        if isinstance(value, (list, tuple)):
+            wrong = next((index for index, item in enumerate(value) if not isinstance(item, str)), None)
+            if wrong is None:
+                return tuple(value)
+            raise ConfigError(
+                f"override {field!r}: item {wrong} is {type(value[wrong]).__name__}, not text; "
+                "pass every item as a string"
+            )
+        got = "one text" if isinstance(value, str) else type(value).__name__
+        raise ConfigError(f"override {field!r}: expected a list of texts, got {got}; pass it as a list, e.g. ['…']")
+    if not isinstance(value, str):
+        raise ConfigError(f"override {field!r}: expected text, got {type(value).__name__}; pass it as a string")
     return value

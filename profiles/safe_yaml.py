@@ -361,8 +361,11 @@ def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
     return locate
 
 
-def read_text(path: Path) -> str:
-    """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8."""
+def read_text(path: Path, *, kind: str = "persona") -> str:
+    """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8.
+
+    `kind` names what the file should hold (a persona, a dataset mapping, …) in the messages.
+    """
     try:
         status = path.stat()
         size, mode = status.st_size, status.st_mode
@@ -371,13 +374,15 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
     if stat.S_ISDIR(mode):
-        raise ConfigError(
-            ConfigIssue("this is a folder; name one persona file in it (`profiles validate` and `profiles check` "
-                        "take folders)", file=str(path))
+        remedy = (
+            "name one persona file in it (`profiles validate` and `profiles check` take folders)"
+            if kind == "persona"
+            else f"name the {kind} file itself"
         )
+        raise ConfigError(ConfigIssue(f"this is a folder; {remedy}", file=str(path)))
     if size > MAX_FILE_BYTES:
         raise ConfigError(
-            ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a persona", file=str(path))
+            ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a {kind}", file=str(path))
         )
     try:
         raw = path.read_bytes()

@@ -24,7 +24,7 @@ import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .dynconfig import ConfigInfo
 from .errors import ConfigIssue, ProfilesError
@@ -32,13 +32,26 @@ from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS, TemplateSource
 from .rendering.renderer import CompiledTemplate, Renderer, Variable, get_renderer, has_template_syntax
 from .rendering.templates import PROMPT_INPUTS, PROMPT_KINDS
 
-if TYPE_CHECKING:
-    from .config import PersonaModel
-
 __all__ = ["FILLED_INPUTS", "UnusedInputWarning", "check_declared_inputs", "known_variables"]
 
 #: Variables the library fills for every kind, whatever the kind's own inputs.
 FILLED_INPUTS = frozenset({"react", "tools", "tool_names", "resources", "out_schema"})
+
+
+class _Persona(Protocol):
+    """What the check reads of a persona model besides its fields (`config.PersonaModel`, which
+    runs the check while it validates: naming the class here would tie the two modules in a circle)."""
+
+    @property
+    def source_file(self) -> str | None: ...
+
+    @property
+    def deployments(self) -> Mapping[str, Any]: ...
+
+    @property
+    def inputs(self) -> Mapping[str, Any]: ...
+
+    def line_of(self, *path: str) -> tuple[str, int] | None: ...
 
 
 class UnusedInputWarning(UserWarning):
@@ -80,7 +93,7 @@ def _kinds(templates: Mapping[str, Any], layout: Any, tools: Any) -> tuple[str, 
     return tuple(kinds)
 
 
-def _views(config: PersonaModel) -> list[_View]:
+def _views(config: _Persona) -> list[_View]:
     def view(where: str, source: Any, over: Any = None) -> _View:
         def pick(name: str) -> Any:
             return getattr(over, name) if over is not None and name in over.model_fields_set else getattr(source, name)
@@ -150,7 +163,7 @@ def _find(renderer: Renderer, name: str) -> str | None:
 
 
 def _place(
-    config: PersonaModel, renderer: Renderer, kind: str, compiled: CompiledTemplate, own: Any, item: Variable
+    config: _Persona, renderer: Renderer, kind: str, compiled: CompiledTemplate, own: Any, item: Variable
 ) -> tuple[str, str | None, int | None]:
     """(field path, file, line) of the read `item` of `compiled`: in its own text, or in a file it pulls in."""
     source_file = config.source_file
@@ -178,7 +191,7 @@ def _reader(compiled: CompiledTemplate, own: Any, item: Variable) -> str:
     return compiled.label
 
 
-def check_declared_inputs(config: PersonaModel) -> list[ConfigIssue]:
+def check_declared_inputs(config: _Persona) -> list[ConfigIssue]:
     """Problems with the templates of a persona that declares `inputs:`; warns of unread inputs.
 
     Each problem names the template's file and line, the variable, and how to fix it. A template
@@ -267,7 +280,7 @@ def check_declared_inputs(config: PersonaModel) -> list[ConfigIssue]:
     return issues
 
 
-def _warn_unused(config: PersonaModel, used: set[str]) -> None:
+def _warn_unused(config: _Persona, used: set[str]) -> None:
     for name in config.inputs:
         if name in used:
             continue

@@ -63,3 +63,45 @@ def test_errors_are_one_line_with_exit_2(runner, tmp_path):
     result = runner.invoke(cli, ["chat-template", str(tmp_path / "loop.jinja"), str(tmp_path / "bad.json")])
     assert result.exit_code == 2 and "expected a list of messages" in result.output
     assert "Traceback" not in result.output
+
+
+def test_special_tokens_saved_as_added_tokens_are_their_content(runner, tmp_path):
+    """Older tokenizers save `bos_token` as an AddedToken mapping; the template gets its text, as in transformers."""
+    config = {
+        "chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}",
+        "bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": False, "normalized": True},
+        "eos_token": "</s>",
+        "unk_token": None,
+    }
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    (tmp_path / "chat.json").write_text('[{"role": "user", "content": "hi"}]')
+    result = runner.invoke(cli, ["chat-template", str(tmp_path / "tokenizer_config.json"), str(tmp_path / "chat.json")])
+    assert result.exit_code == 0, result.output
+    assert result.output == "<s>hi</s>\n"
+
+
+def test_name_picks_one_of_several_named_templates(runner, tmp_path):
+    named = [{"name": "default", "template": "plain"}, {"name": "tool_use", "template": "tools"}]
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": named}))
+    (tmp_path / "without.json").write_text(json.dumps({"chat_template": named[1:]}))
+    (tmp_path / "one.json").write_text(json.dumps({"chat_template": "one"}))
+    (tmp_path / "chat.json").write_text("[]")
+    chat = str(tmp_path / "chat.json")
+
+    def run(file, *extra):
+        return runner.invoke(cli, ["chat-template", str(tmp_path / file), chat, *extra])
+
+    assert run("tokenizer_config.json").output == "plain\n"
+    assert run("tokenizer_config.json", "--name", "tool_use").output == "tools\n"
+    assert run("without.json", "--name", "tool_use").output == "tools\n"
+    missing = run("tokenizer_config.json", "--name", "rag")
+    assert missing.exit_code == 2 and "no chat template named 'rag'; pick one with --name (default, tool_use)" in (
+        missing.output
+    )
+    no_default = run("without.json")
+    assert no_default.exit_code == 2 and "none named default; pick one with --name (tool_use)" in no_default.output
+    single = run("one.json", "--name", "tool_use")
+    assert single.exit_code == 2 and "one chat template; leave out --name" in single.output
+    (tmp_path / "t.jinja").write_text("x")
+    jinja = runner.invoke(cli, ["chat-template", str(tmp_path / "t.jinja"), chat, "--name", "default"])
+    assert jinja.exit_code == 2 and "tokenizer_config.json" in jinja.output

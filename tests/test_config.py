@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pydantic import ValidationError
 
@@ -146,3 +148,20 @@ def test_template_symlink_out_is_refused(tmp_path):
     (folder / "link.j2").symlink_to(outside)
     with pytest.raises(ConfigError, match="leads outside"):
         parse_profiles("name: n\nrole: r\ntemplates: {system: {file: link.j2}}\n", base_dir=folder)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"constraints": "Be brief."}, "override 'constraints': expected a list of texts, got one text"),
+        ({"retry_constraints": ["ok", 3]}, "override 'retry_constraints': item 1 is int, not text"),
+        ({"model": 5}, "override 'model': expected text, got int"),
+        ({"language": ["en"]}, "override 'language': expected text, got list"),
+    ],
+)
+def test_an_override_of_the_wrong_shape_is_refused(overrides, message):
+    """A text given for a list would render letter by letter; a number as the model failed deep inside."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        ProfileConfig(name="n", role="r").create_profile(overrides=overrides)
+    kept = ProfileConfig(name="n", role="r").create_profile(overrides={"constraints": ("Be brief.",), "goal": None})
+    assert list(kept.get_constraints()) == ["Be brief."]

@@ -41,3 +41,23 @@ def test_a_folder_where_one_persona_is_wanted_says_so(tmp_path):
         result = CliRunner().invoke(cli, [*command, str(tmp_path)])
         assert result.exit_code == 2
         assert "this is a folder; name one persona file in it" in result.output
+
+
+def test_a_folder_where_another_file_is_wanted_names_that_file(tmp_path):
+    """Only persona commands suggest the folder commands; the others name the file they want."""
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text('{"messages": []}', encoding="utf-8")
+    template = tmp_path / "chat.jinja"
+    template.write_text("{{ messages | length }}", encoding="utf-8")
+    dataset = tmp_path / "rows.csv"
+    dataset.write_text("name,role\nAda,Guide\n", encoding="utf-8")
+    cases = {
+        "chat template": ["chat-template", str(tmp_path), str(conversation)],
+        "conversation": ["chat-template", str(template), str(tmp_path)],
+        "dataset mapping": ["batch", "--from", str(dataset), "--map", str(tmp_path), "--out", "-"],
+    }
+    for kind, args in cases.items():
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, (kind, result.output)
+        assert f"this is a folder; name the {kind} file itself" in result.output, (kind, result.output)
+        assert "profiles validate" not in result.output

@@ -133,3 +133,31 @@ def test_templates_compiled_once(planner):
     assert planner.template_for("system") is first
     again = ProfileConfig(name="m", role="r").create_profile()
     assert again.template_for("system") is first
+
+
+@pytest.mark.parametrize("given", [{"model": 5}, {"language": b"en"}, {"model": ["gpt-4o"]}, {"language": 1.5}])
+def test_a_language_or_model_that_is_not_text_is_refused(configs, given):
+    """Not an AttributeError from deep inside model-family matching: an error naming the argument."""
+    from profiles import ResolutionError
+
+    name, value = next(iter(given.items()))
+    for config in (ProfileConfig(name="Ada", role="Guide"), load_profile(configs / "summarizer.yaml")):
+        with pytest.raises(ResolutionError, match=rf"^{name} must be text such as .* got {type(value).__name__}$"):
+            config.create_profile(**given)
+
+
+@pytest.mark.parametrize(
+    ("language", "line"),
+    [
+        ("EN", "Always answer in English."),
+        ("pt-BR", "Always answer in Portuguese."),
+        ("zh", "请始终使用简体中文回答。"),
+        ("zh-TW", "请始终使用繁体中文回答。"),
+        ("zh_tw", "请始终使用繁体中文回答。"),
+        ("tlh", "Always answer in tlh."),
+    ],
+)
+def test_the_answer_language_is_named_however_the_tag_is_spelt(language, line):
+    """Case and `_` do not change which language the system prompt asks for; an unknown tag is kept as written."""
+    prompt = ProfileConfig(name="Ada", role="Guide", language=language).create_profile().format_system_prompt("q")
+    assert prompt.splitlines()[-1] == line

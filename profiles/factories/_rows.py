@@ -61,7 +61,7 @@ def detect_format(path: Path, given: str | None = None) -> str:
     if fmt is None:
         raise FactoryError(
             f"{path}: cannot tell the dataset format from the suffix {path.suffix or '(none)'!r}; "
-            f"name it {', '.join(FORMATS)} or pass format=..."
+            f"name it {', '.join(FORMATS)}, or give the format (`--format` on the command line, `format=` in Python)"
         )
     return fmt
 

@@ -130,7 +130,7 @@ def load_mapping(path: str | Path) -> FieldMapping:
     from ..safe_yaml import describe_yaml_error, read_text, safe_load
 
     path = Path(path)
-    text = read_text(path)
+    text = read_text(path, kind="dataset mapping")
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         data = safe_load(text)

@@ -775,7 +775,7 @@ def load_plan(path: str | Path) -> SamplingPlan:
     from profiles.safe_yaml import read_text
 
     path = Path(path)
-    return parse_plan(read_text(path), file=str(path), base_dir=path.parent)
+    return parse_plan(read_text(path, kind="sampling plan"), file=str(path), base_dir=path.parent)
 
 
 def plan_from(value: SamplingPlan | str | Path | Mapping[str, Any] | None) -> SamplingPlan | None:

@@ -426,10 +426,11 @@ def _plain(value: Any) -> Any:
 def _alias_reasoning_fields(chat: list[Any]) -> list[Any]:
     """A message's reasoning under `reasoning_content` and `thinking` both, whichever it came as."""
     aliased = []
-    for message in chat:
+    for index, message in enumerate(chat):
         if not isinstance(message, dict):
             raise RenderError(
-                f"chat messages must be mappings, dataclasses or pydantic models, got {type(message).__name__}"
+                f"messages[{index}] is {type(message).__name__}; chat messages must be mappings, dataclasses or "
+                'pydantic models, e.g. {"role": "user", "content": "…"}'
             )
         if "reasoning_content" in message or "thinking" in message or "reasoning" in message:
             reasoning = next((message[key] for key in _REASONING_FIELDS if message.get(key) is not None), None)

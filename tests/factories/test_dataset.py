@@ -305,7 +305,7 @@ def test_shards_partition_the_rows(write):
 
 def test_unknown_suffix_and_missing_file_are_clear(tmp_path):
     """The format comes from the suffix; an unknown one or a missing file says how to fix it."""
-    with pytest.raises(FactoryError, match=r"cannot tell the dataset format.*\.xlsx"):
+    with pytest.raises(FactoryError, match=r"cannot tell the dataset format.*\.xlsx.*`--format` on the command line"):
         DatasetProfileFactory(tmp_path / "a.xlsx")
     with pytest.raises(FactoryError, match="not found"):
         list(DatasetProfileFactory(tmp_path / "a.csv").create_profiles())

@@ -150,7 +150,7 @@ def test_strict_mode_names_what_is_missing():
     ("messages", "options", "match"),
     [
         ("hello", {}, "messages must be a list"),
-        ([1], {}, "chat messages must be mappings"),
+        ([{"role": "user", "content": "hi"}, 1], {}, r"messages\[1\] is int; chat messages must be mappings"),
         ([], {"tools": [len]}, r"tools\[0\] is builtin_function_or_method"),
         ([], {"documents": ["text"]}, r"documents\[0\] is str"),
         ([], {"continue_final_message": True}, "conversation is empty"),
