@@ -247,7 +247,13 @@ def read_folder(directory: Path) -> list[PromptRecord]:
     if not directory.is_dir():
         raise StoreError(f"{directory}: no such folder to import prompts from")
     records: dict[PromptKey, PromptRecord] = {}
+    root = directory.resolve()
     for path in sorted(directory.rglob("*.yaml")):
+        if not path.resolve().is_relative_to(root):  # a link out of the folder: import reads only what it holds
+            raise StoreError(
+                f"{path}: a link to {path.resolve()}, outside {directory}; an import reads only files inside the "
+                "folder, so copy the file in or remove the link"
+            )
         record = _parse(path)
         if record.key in records:
             raise _fail(path, f"prompt {record.key} is also in {records[record.key].source}")

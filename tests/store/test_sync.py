@@ -266,3 +266,27 @@ def test_an_export_that_fails_midway_leaves_the_previous_files_whole(tmp_path):
     assert "cannot export prompts to" in run.stdout
     assert path.read_text(encoding="utf-8") == before
     assert [item.name for item in folder.iterdir()] == [path.name]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_an_import_reads_no_file_outside_its_folder(store, tmp_path, link):
+    """A link in the folder to a file elsewhere is refused, and nothing is imported; a linked folder is
+    not walked into."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    prompt = "name: secret\nversions:\n- {version: 1, content: from outside, created_at: '2026-01-01T00:00:00'}\n"
+    (outside / "secret.yaml").write_text(prompt)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ok.yaml").write_text(prompt.replace("secret", "inside"))
+    if link == "file":
+        (folder / "linked.yaml").symlink_to(outside / "secret.yaml")
+    else:
+        (folder / "linked").symlink_to(outside, target_is_directory=True)
+        assert store.import_(folder).versions_added == 1
+        assert [summary.name for summary in store.list()] == ["inside"]
+        return
+    with pytest.raises(StoreError, match="outside") as raised:
+        store.import_(folder)
+    assert "copy the file in or remove the link" in str(raised.value)
+    assert store.list() == ()
