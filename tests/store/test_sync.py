@@ -290,3 +290,16 @@ def test_an_import_reads_no_file_outside_its_folder(store, tmp_path, link):
         store.import_(folder)
     assert "copy the file in or remove the link" in str(raised.value)
     assert store.list() == ()
+
+
+def test_an_export_replaces_a_link_in_the_folder_rather_than_writing_through_it(store, tmp_path):
+    """A file of the folder that is a link elsewhere is replaced by the exported file; its target is untouched."""
+    store.put("n", "Ada")
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("keep me\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / file_name(PromptKey("n"))).symlink_to(outside)
+    (path,) = store.export(folder)
+    assert outside.read_text() == "keep me\n"
+    assert not path.is_symlink() and "Ada" in path.read_text()
