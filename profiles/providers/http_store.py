@@ -16,6 +16,7 @@ not hold is a `PromptNotFoundError` (the provider then uses the field's default)
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from datetime import datetime
@@ -191,7 +192,8 @@ class HttpStore:
             kept = self._kept.get(key)
         headers = {"If-None-Match": kept[0]} if kept is not None else None
         try:
-            response = self._client.get(path, params=params, headers=headers)
+            with self._client.stream("GET", path, params=params, headers=headers) as response:
+                content = self._read_bounded(response)
         except httpx.HTTPError as exc:
             raise StoreError(
                 f"cannot reach the prompt store at {self._base}: {type(exc).__name__}: {exc or 'no answer'}; "
@@ -199,10 +201,8 @@ class HttpStore:
             ) from exc
         if response.status_code == 304 and kept is not None:
             return kept[1]
-        if len(response.content) > _MAX_ANSWER_BYTES:
-            raise _not_the_api(self._base, f"an answer of {len(response.content):,} bytes")
         try:
-            data = response.json()
+            data = json.loads(content)
         except ValueError:
             data = None
         if not isinstance(data, dict):
@@ -219,6 +219,21 @@ class HttpStore:
                     self._kept.clear()
                 self._kept[key] = (etag, data)
         return data
+
+    def _read_bounded(self, response: Any) -> bytes:
+        """The answer's body, read no further than `_MAX_ANSWER_BYTES`: something that is not the
+        API (a download, an endless stream) must not fill the memory of every agent reading it."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > _MAX_ANSWER_BYTES:
+            raise _not_the_api(self._base, f"a body of {int(declared):,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > _MAX_ANSWER_BYTES:
+                raise _not_the_api(self._base, f"a body of over {_MAX_ANSWER_BYTES:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
 
 def _params(**values: str | None) -> tuple[tuple[str, str], ...]:

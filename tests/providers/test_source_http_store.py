@@ -206,6 +206,47 @@ def test_an_answer_the_api_never_gives_falls_back_like_an_unreachable_store(regi
     assert profile.provenance["name"] == f"default (store:{KEY} unreachable)"
 
 
+@contextlib.contextmanager
+def _sending(head: bytes, chunk: bytes, count: int):
+    """A server on 127.0.0.1 that answers with `head` (status line and headers), then `chunk` `count`
+    times, as a download or a misconfigured proxy might."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args):
+            pass
+
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            self.wfile.write(head)
+            try:
+                for _ in range(count):
+                    self.wfile.write(chunk)
+            except OSError:  # the reader stopped reading: what it should do
+                pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("head", "says"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9000000000\r\n\r\n", "9,000,000,000"),
+        (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n", "over 20,000,000"),
+    ],
+)
+def test_an_answer_too_big_for_a_prompt_is_not_read_to_its_end(head, says):
+    """A body past the limit, declared or streamed, is refused once the limit is passed: not read whole first."""
+    with _sending(head, b"x" * 65536, 400) as url:  # 26 MB on offer
+        with pytest.raises(StoreError, match="not the prompt store API") as raised:
+            HttpStore(url).match(KEY)
+    assert f"answered a body of {says} bytes" in str(raised.value)
+
+
 def test_a_server_without_a_store_of_its_own_is_not_a_store(tmp_path):
     with serving(settings_for(tmp_path, store_url="http://127.0.0.1:9/")) as live:
         store = HttpStore(live.base)
