@@ -148,6 +148,9 @@ def mcp(path: Path, deployment: str | None, language: str | None, model: str | N
         folder, only = path, None
     else:
         raise ServeError(f"{path} is not there; give a folder of persona files or one persona file")
+    from ..resolve import choose_deployment
+
+    choose_deployment(deployment)  # a bad name now, not every persona left out of prompts/list later
     catalog = PromptCatalog(PersonaFolder(folder), RenderContext.of(deployment, language, model), only=only)
     with using_store(store_url):
         serve_stdio(catalog)

@@ -172,6 +172,16 @@ def test_a_store_that_is_neither_a_url_nor_a_store_file_stops_the_server_at_star
     assert make_settings(CONFIGS, store="team.db").store_url == f"sqlite:///{existing}"
 
 
+@pytest.mark.parametrize(("args", "env"), [(["--deployment", "a b"], {}), ([], {"PROFILES_DEPLOYMENT": "../x"})])
+def test_mcp_refuses_a_bad_deployment_at_start(runner, monkeypatch, args, env):
+    """Not a server that answers with every persona left out of prompts/list."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = runner.invoke(cli, ["mcp", str(CONFIGS), *args], input="")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "deployment name" in result.output and "is not allowed" in result.output
+
+
 def test_a_taken_port_is_an_error(runner):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
