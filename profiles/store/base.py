@@ -72,6 +72,22 @@ def _check_label(label: str) -> str:
     return check_text("a label", label)
 
 
+#: What a label chain calls the newest version; a label of that name would never be read by a chain.
+_NEWEST = "latest"
+
+
+def _check_movable(label: str) -> str:
+    """A label a move may point somewhere: any checked label but `latest`, which every label chain
+    reads as the newest version, so a label of that name would say one thing and serve another."""
+    _check_label(label)
+    if label == _NEWEST:
+        raise StoreError(
+            "'latest' is not a label to move: label chains read it as the newest version, always; "
+            "name the label something else, e.g. stable"
+        )
+    return label
+
+
 def _check_version(version: int) -> int:
     if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_NUMBER:
         raise StoreError(f"a version is a whole number from 1 to {MAX_NUMBER}, got {version!r}")
@@ -276,7 +292,7 @@ class PromptStore:
         author = _check_text("the author", author)
         note = _check_text("the note", note)
         if label is not None:
-            _check_label(label)
+            _check_movable(label)
         _check_expect(expect)
 
         def write(conn: Connection) -> PromptVersion:
@@ -460,7 +476,7 @@ class PromptStore:
         from profiles.store import queries
 
         key = make_key(name, language, model)
-        _check_label(label)
+        _check_movable(label)
         _check_expect(expect)
         author = _check_text("the author", author)
         note = _check_text("the note", note)
@@ -781,7 +797,7 @@ class PromptStore:
                         )
                 for label, target in sorted(record.labels.items()):
                     try:
-                        _check_label(label)
+                        _check_movable(label)
                         arms = _check_arms(target) if isinstance(target, dict) else ((target, 1),)
                     except StoreError as exc:
                         raise StoreError(f"{record.source}: label {label!r}: {exc.message}") from None

@@ -286,3 +286,24 @@ def test_a_bad_rollout_in_an_export_names_the_file(store, tmp_path):
     with pytest.raises(StoreError, match=r"s\.yaml: label 'production': the weight of v1"):
         store.import_(folder)
     assert store.list() == ()
+
+
+def test_latest_is_not_a_label_to_move(store, tmp_path):
+    """Every chain reads `latest` as the newest version, so a label of that name would list as v1 and serve v2."""
+    _three(store)
+    for move in (
+        lambda: store.set_label("s", "latest", 1),
+        lambda: store.put("s", "four", label="latest"),
+        lambda: store.rollout("s", "latest", {1: 50, 2: 50}),
+    ):
+        with pytest.raises(StoreError, match="'latest' is not a label to move"):
+            move()
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "s.yaml").write_text(
+        "name: t\nlabels: {latest: 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
+    )
+    with pytest.raises(StoreError, match="label 'latest': 'latest' is not a label to move"):
+        store.import_(folder)
+    assert [summary.name for summary in store.list()] == ["s"] and store.history("s")[-1].version == 3
+    assert all(move.label != "latest" for move in store.moves("s"))
