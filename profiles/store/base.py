@@ -32,7 +32,7 @@ from profiles.errors import (
     StoreError,
     StoreNotFoundError,
 )
-from profiles.store.keys import MAX_NUMBER, PromptKey, candidate_keys, check_text, make_key
+from profiles.store.keys import MAX_NUMBER, PromptKey, candidate_keys, check_size, check_text, make_key
 from profiles.store.models import (
     Arm,
     ImportResult,
@@ -69,7 +69,7 @@ def _now() -> datetime:
 def _check_label(label: str) -> str:
     if not isinstance(label, str) or not label.strip() or label != label.strip():
         raise StoreError(f"a label must be non-empty text without surrounding spaces, got {label!r}")
-    return check_text("a label", label)
+    return check_size("a label", check_text("a label", label))
 
 
 #: What a label chain calls the newest version; a label of that name would never be read by a chain.
