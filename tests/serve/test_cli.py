@@ -182,6 +182,14 @@ def test_mcp_refuses_a_bad_deployment_at_start(runner, monkeypatch, args, env):
     assert "deployment name" in result.output and "is not allowed" in result.output
 
 
+def test_mcp_refuses_a_file_that_is_not_a_persona_file(runner, tmp_path):
+    """It would only be left out of prompts/list: a server with nothing to serve is a mistake to say."""
+    other = tmp_path / "notes.txt"
+    other.write_text("name: Ada\nrole: R\n")
+    result = runner.invoke(cli, ["mcp", str(other)], input="")
+    assert result.exit_code == 2 and "is not a persona file (.yaml, .yml)" in result.output
+
+
 def test_a_taken_port_is_an_error(runner):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
