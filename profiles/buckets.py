@@ -19,7 +19,9 @@ BUCKETS = 10_000
 
 def stable_bucket(text: str, count: int) -> int:
     """The bucket of `text` among `count`: `crc32(text.strip()) % count`."""
-    return zlib.crc32(str(text).strip().encode("utf-8")) % count
+    # surrogatepass: half a surrogate pair (from JSON's "\ud800") still gets a bucket; valid text
+    # encodes exactly as UTF-8, so no bucket of valid text changes
+    return zlib.crc32(str(text).strip().encode("utf-8", "surrogatepass")) % count
 
 
 def weighted_choice(key: str, weights: Sequence[int]) -> int:

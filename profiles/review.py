@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .check import kind_samples, prompt_kinds
-from .errors import ConfigError, ConfigIssue, ProfilesError
+from .errors import ConfigError, ConfigIssue, ProfilesError, ResolutionError
 
 __all__ = [
     "BASE",
@@ -113,7 +113,7 @@ def render_prompts(
 
 def _create(config: Any, side: Side, rollout_key: str | None) -> Any:
     try:
-        return config.create_profile(
+        profile = config.create_profile(
             deployment=side.deployment,
             language=side.language,
             model=side.model,
@@ -124,6 +124,26 @@ def _create(config: Any, side: Side, rollout_key: str | None) -> Any:
         raise
     except ProfilesError as exc:
         raise _within(exc, side.label()) from None
+    _check_pins(profile, side)
+    return profile
+
+
+def _check_pins(profile: Any, side: Side) -> None:
+    """Refuse a pin nothing was read by: a diff headed `name@v5` must show v5, not the field's
+    default that a version the store lacks leaves in place.
+
+    Raises:
+        ResolutionError: no field, template or include of the profile was read at the pinned version.
+    """
+    sources = [str(source) for source in profile.provenance.values()]
+    for key, version in side.store_versions.items():
+        read = re.compile(rf"store:{re.escape(key)}( \[[^\]]*\])? v{version} pinned\b")
+        if not any(read.match(source) for source in sources):
+            raise ResolutionError(
+                f"{side.label()}: {key}={version} pins a version nothing was read at: the store holds no "
+                f"v{version} of {key} for this language and model, or the persona reads no {key}; see "
+                f"`profiles store history {key}`"
+            )
 
 
 def _render(config: Any, profile: Any, side: Side, variables: Mapping[str, Any] | None) -> dict[str, str]:

@@ -99,6 +99,27 @@ def test_cli_diff_store_versions(runner, write, store_url):
     assert "--- system (reviewer/system@v2)" in twice.output and "+Ada v3" in twice.output
 
 
+def test_cli_diff_refuses_a_pin_nothing_was_read_at(runner, write, store_url):
+    """A version the store lacks would leave the field's default under a header saying `name@v5`:
+    the diff refuses it instead, as it refuses a pin of a key the persona never reads."""
+    with PromptStore(store_url) as store:
+        store.put("reviewer/name", "Ada", label="production")
+        store.put("reviewer/system", "You are {{ name }}.", label="production")
+    path = write(
+        "pinned.yaml",
+        "name: {key: reviewer/name, provider: store, default: Nobody}\nrole: R\n"
+        "templates:\n  system: {store: reviewer/system}\n",
+    )
+    base = ["diff", str(path), "--store", store_url, "-d", "prod"]
+    for pin in ("reviewer/name=5", "nobody/reads=1"):
+        result = runner.invoke(cli, [*base, "--store-version", pin])
+        assert result.exit_code == 2, (pin, result.output)
+        assert f"{pin} pins a version nothing was read at" in result.stderr and "Traceback" not in result.output
+    template = runner.invoke(cli, [*base, "--store-version", "reviewer/system=7"])  # a template has no default
+    assert template.exit_code == 2 and "reviewer/system" in template.stderr
+    assert runner.invoke(cli, [*base, "--store-version", "reviewer/name=1"]).exit_code == 0
+
+
 def test_a_failing_side_is_named(runner, write):
     path = write("broken.yaml", "name: Ada\nrole: R\ndeployments:\n  prod:\n    goal: '{{ missing }}'\n")
     result = runner.invoke(cli, ["diff", str(path), "-d", "dev", "-d", "prod"])

@@ -139,15 +139,23 @@ def mcp(path: Path, deployment: str | None, language: str | None, model: str | N
       {"command": "profiles", "args": ["mcp", "/path/to/profile_configs"]}
     """
     _need_extra("mcp")
+    from ..loader import PERSONA_SUFFIXES
     from ..serve.mcp_prompts import PromptCatalog, serve_stdio
     from ..serve.personas import PersonaFolder, RenderContext
 
     if path.is_file():
+        if not path.name.endswith(PERSONA_SUFFIXES):  # it would only ever be left out: serve nothing
+            raise ServeError(
+                f"{path} is not a persona file ({', '.join(PERSONA_SUFFIXES)}); give a persona file or a folder of them"
+            )
         folder, only = path.parent, path.name
     elif path.is_dir():
         folder, only = path, None
     else:
         raise ServeError(f"{path} is not there; give a folder of persona files or one persona file")
+    from ..resolve import choose_deployment
+
+    choose_deployment(deployment)  # a bad name now, not every persona left out of prompts/list later
     catalog = PromptCatalog(PersonaFolder(folder), RenderContext.of(deployment, language, model), only=only)
     with using_store(store_url):
         serve_stdio(catalog)

@@ -16,6 +16,7 @@ not hold is a `PromptNotFoundError` (the provider then uses the field's default)
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from datetime import datetime
@@ -113,9 +114,11 @@ class HttpStore:
         if arms is None:  # a server of an earlier release: one version, no rollouts
             return LabelMatch(label, (Arm(_version(data, self._base)),))
         try:
-            found = tuple(Arm(_version(arm, self._base), int(arm["weight"])) for arm in _list(arms, self._base))
+            found = tuple(
+                Arm(_version(arm, self._base), _number(arm["weight"], "weight")) for arm in _list(arms, self._base)
+            )
         except (KeyError, TypeError, ValueError):
-            raise _not_the_api(self._base, "an arm without a weight") from None
+            raise _not_the_api(self._base, "an arm without a weight of 1 or more") from None
         if not found:
             raise _not_the_api(self._base, "a match without a version")
         return LabelMatch(label, found)
@@ -189,7 +192,8 @@ class HttpStore:
             kept = self._kept.get(key)
         headers = {"If-None-Match": kept[0]} if kept is not None else None
         try:
-            response = self._client.get(path, params=params, headers=headers)
+            with self._client.stream("GET", path, params=params, headers=headers) as response:
+                content = self._read_bounded(response)
         except httpx.HTTPError as exc:
             raise StoreError(
                 f"cannot reach the prompt store at {self._base}: {type(exc).__name__}: {exc or 'no answer'}; "
@@ -197,10 +201,8 @@ class HttpStore:
             ) from exc
         if response.status_code == 304 and kept is not None:
             return kept[1]
-        if len(response.content) > _MAX_ANSWER_BYTES:
-            raise _not_the_api(self._base, f"an answer of {len(response.content):,} bytes")
         try:
-            data = response.json()
+            data = json.loads(content)
         except ValueError:
             data = None
         if not isinstance(data, dict):
@@ -217,6 +219,21 @@ class HttpStore:
                     self._kept.clear()
                 self._kept[key] = (etag, data)
         return data
+
+    def _read_bounded(self, response: Any) -> bytes:
+        """The answer's body, read no further than `_MAX_ANSWER_BYTES`: something that is not the
+        API (a download, an endless stream) must not fill the memory of every agent reading it."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > _MAX_ANSWER_BYTES:
+            raise _not_the_api(self._base, f"a body of {int(declared):,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > _MAX_ANSWER_BYTES:
+                raise _not_the_api(self._base, f"a body of over {_MAX_ANSWER_BYTES:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
 
 
 def _params(**values: str | None) -> tuple[tuple[str, str], ...]:
@@ -237,15 +254,31 @@ def _version(data: dict[str, Any], base: str) -> PromptVersion:
             str(data["name"]),
             str(data["language"]),
             str(data["model"]),
-            int(data["version"]),
-            str(data["content"]),
+            _number(data["version"], "version"),
+            _text(data["content"]),
             datetime.fromisoformat(str(data["created_at"])),
             str(data.get("author") or ""),
             str(data.get("note") or ""),
             tuple(str(label) for label in data.get("labels") or ()),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise _not_the_api(base, f"a version without a valid {exc}") from None
+    except KeyError as exc:
+        raise _not_the_api(base, f"a version without {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise _not_the_api(base, f"a version with {exc}") from None
+
+
+def _number(value: Any, field: str) -> int:
+    """A version or weight as the API sends it: a whole number from 1 (a rollout pick needs that)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{field!r} {value!r}, not a whole number from 1")
+    return value
+
+
+def _text(value: Any) -> str:
+    """A prompt's text as the API sends it: a string, never the spelling of some other value."""
+    if not isinstance(value, str):
+        raise TypeError(f"'content' of type {type(value).__name__}, not text")
+    return value
 
 
 def _not_the_api(base: str, what: str) -> StoreError:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..context import Context, Resolved
 from ..environ import getenv
-from ..errors import PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
+from ..errors import ConfigError, PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
 from .base import ConfigProvider
 from .http_store import is_http_store
 
@@ -106,6 +106,31 @@ def label_chain(deployment: str | None, chains: Mapping[str, Sequence[str]] = DE
     return tuple(chain)
 
 
+def _checked_chains(chains: object) -> dict[str, tuple[str, ...]]:
+    """`label_chains` as given, held to its shape: a chain given as one string would otherwise be
+    read letter by letter (`"production"` as the labels p, r, o, …)."""
+    if not isinstance(chains, Mapping):
+        raise ConfigError(
+            "StoreProvider: label_chains maps a deployment to the labels it tries, e.g. "
+            f'{{"prod": ["production", "latest"]}}, got {type(chains).__name__}'
+        )
+    checked = {}
+    for name, chain in chains.items():
+        if (
+            not isinstance(name, str)
+            or isinstance(chain, str)
+            or not isinstance(chain, Sequence)
+            or not chain
+            or not all(isinstance(label, str) and label.strip() for label in chain)
+        ):
+            raise ConfigError(
+                f"StoreProvider: label_chains[{name!r}] must be a non-empty list of label names, e.g. "
+                f'["production", "latest"], got {chain!r}'[:300]
+            )
+        checked[name] = tuple(chain)
+    return checked
+
+
 @dataclass
 class _Entry:
     """What the provider knows about one (store, key, language, model, deployment, pin)."""
@@ -146,12 +171,17 @@ class StoreProvider(ConfigProvider):
         label_chains: Mapping[str, Sequence[str]] | None = None,
         ttl: float = DEFAULT_TTL,
     ) -> None:
-        if ttl < 0:
-            raise ValueError(f"ttl must be 0 or more seconds, got {ttl!r}")
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl >= 0:  # NaN too
+            raise ConfigError(f"StoreProvider: ttl must be 0 or more seconds, got {ttl!r}")
+        if url is not None and not isinstance(url, str):
+            raise ConfigError(
+                "StoreProvider: url must be text such as sqlite:///store.db or http://host:8765, "
+                f"got {type(url).__name__}"
+            )
         self.url = url
         self.ttl = ttl
         base = DEFAULT_LABEL_CHAINS if label_chains is None else label_chains
-        self._chains = {str(name): tuple(chain) for name, chain in base.items()}
+        self._chains = _checked_chains(base)
         self._lock = threading.Lock()
         self._stores: dict[str, PromptStore | HttpStore] = {}
         self._cache: dict[tuple[str, ...], _Entry] = {}

@@ -147,6 +147,27 @@ def _answer(request: Request, status: int, error: str, message: str, **extra: An
     return studio.error_page(request, status, titles.get(status, "Cannot show this"), message)
 
 
+def _problem(item: dict[str, Any]) -> dict[str, str]:
+    """One validation problem as where and what, with how to fix it where pydantic's words alone
+    would leave a client guessing (a body that is not JSON, or JSON that is not an object)."""
+    loc = [str(part) for part in item.get("loc", ())]
+    message = str(item.get("msg", ""))[:300]
+    if item.get("type") == "json_invalid":
+        at = f" at character {loc[1]}" if len(loc) > 1 else ""
+        reason = str((item.get("ctx") or {}).get("error", "")).strip()[:200]
+        detail = f" ({reason})" if reason else ""
+        return {
+            "where": "body",
+            "message": f"the body is not valid JSON{at}{detail}; send one JSON object, "
+            "with content-type: application/json",
+        }
+    where = ".".join(part for part in loc if part != "body")
+    if not where and loc[:1] == ["body"]:  # the body as a whole: a list, a string, or not sent as JSON
+        where = "body"
+        message += "; send one JSON object, with content-type: application/json"
+    return {"where": where, "message": message}
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ProfilesError)
     async def profiles_error(request: Request, error: ProfilesError) -> Response:
@@ -175,10 +196,7 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> Response:
-        problems = []
-        for item in error.errors():
-            where = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
-            problems.append({"where": where, "message": str(item.get("msg", ""))[:300]})
+        problems = [_problem(item) for item in error.errors()]
         text = "; ".join(f"{item['where']}: {item['message']}" for item in problems[:10]) or "malformed request"
         return _answer(request, 422, "RequestValidationError", f"the request is not valid: {text}", problems=problems)
 

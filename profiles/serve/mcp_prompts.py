@@ -22,6 +22,7 @@ same server answers over stdio (`profiles mcp PATH`) and over streamable HTTP at
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -236,7 +237,15 @@ def build_server(catalog: PromptCatalog) -> Any:
                 code=types.INTERNAL_ERROR, message=f"internal error: {type(exc).__name__}; please report it"
             ) from None
 
-    return Server(
+    async def explain_bad_params(ctx: Any, call_next: Any) -> Any:
+        # the SDK refuses malformed params with a bare "Invalid request parameters"; say what and how
+        if ctx.method == "prompts/get":
+            problem = _params_problem(ctx.params)
+            if problem:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"prompts/get: {problem}")
+        return await call_next(ctx)
+
+    server = Server(
         "agent-profiles",
         version=__version__,
         instructions="Prompts of agent-profiles personas: one per persona (its chat messages) and one per "
@@ -244,6 +253,30 @@ def build_server(catalog: PromptCatalog) -> Any:
         on_list_prompts=on_list_prompts,
         on_get_prompt=on_get_prompt,
     )
+    server.middleware.append(explain_bad_params)
+    return server
+
+
+def _params_problem(params: Any) -> str:
+    """What is wrong with the params of a `prompts/get`, for its error; "" when the SDK may take them."""
+    if params is None or not isinstance(params, dict):
+        return 'params must be an object: {"name": "<prompt>", "arguments": {"<name>": "<text>"}}'
+    name = params.get("name")
+    if not isinstance(name, str):
+        return f"'name' must be the prompt's name as text (see prompts/list), got {type(name).__name__}"
+    arguments = params.get("arguments")
+    if arguments is None:
+        return ""
+    if not isinstance(arguments, dict):
+        return f"'arguments' must be an object of name to text, got {type(arguments).__name__}"
+    for key, value in arguments.items():
+        if not isinstance(value, str):
+            spelled = json.dumps(value) if isinstance(value, (int, float, bool)) else "…"
+            return (
+                f"argument {str(key)[:100]!r} is {type(value).__name__}, but MCP arguments are text; "
+                f'send it as a string, e.g. "{spelled[:100]}"'
+            )
+    return ""
 
 
 def serve_stdio(catalog: PromptCatalog) -> None:

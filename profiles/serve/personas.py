@@ -55,7 +55,9 @@ class RenderContext:
         parts = []
         for what, value in (("deployment", deployment), ("language", language), ("model", model)):
             value = (value or "").strip() or None
-            if value is not None and (len(value) > 200 or any(ord(char) < 32 for char in value)):
+            if value is not None and (
+                len(value) > 200 or any(ord(char) < 32 or 0xD800 <= ord(char) <= 0xDFFF for char in value)
+            ):
                 raise ServeError(f"{what} {value[:40]!r}… is not a {what} name; give a short name", status=422)
             parts.append(value)
         return cls(*parts)
@@ -364,6 +366,7 @@ class PersonaFolder:
         variables = dict(variables or {})
         self.check_variables(question, variables)
         _check_history(history)
+        _check_size("history", history, self.max_value_chars)
         if profile is None:
             profile = self.profile(relative, context)
         found = profile.format_messages(question, history=history, style=style, strict=strict, **variables)
@@ -390,6 +393,7 @@ class PersonaFolder:
         variables = dict(variables or {})
         self.check_variables(question, variables)
         _check_history(history)
+        _check_size("history", history, self.max_value_chars)
         if profile is None:
             profile = self.profile(relative, context)
         body = profile.to_request(question, api=api, history=history, strict=strict, **variables)
@@ -505,6 +509,14 @@ def _check_size(what: str, value: Any, limit: int) -> None:
         if isinstance(item, str):
             if len(item) > limit:
                 raise ServeError(f"{what} is {len(item):,} characters long; at most {limit:,}", status=413)
+            try:  # JSON may spell a lone surrogate (\ud800), which no answer can carry back out
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ServeError(
+                    f"{what} holds {item[exc.start]!r} at position {exc.start}, half of a surrogate pair, which is "
+                    "not Unicode text; send the whole character or remove it",
+                    status=422,
+                ) from None
         elif isinstance(item, Mapping):
             stack.extend(item.keys())
             stack.extend(item.values())

@@ -215,7 +215,13 @@ def tokens_match(given: str | None, expected: str | None) -> bool:
     """Whether `given` is `expected`, compared in constant time; never for a missing one."""
     if not given or not expected:
         return False
-    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+    return _same(given, expected)
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time equality of two texts; as bytes, since `compare_digest` refuses a `str` with
+    anything but ASCII, and a cookie or form field may hold anything."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 class Signer:
@@ -235,7 +241,7 @@ class Signer:
         if not token or token.count(".") != 1:
             return False
         nonce, signature = token.split(".")
-        return bool(nonce) and hmac.compare_digest(signature, self._sign("csrf", nonce))
+        return bool(nonce) and _same(signature, self._sign("csrf", nonce))
 
     def session(self, token: str) -> str:
         """The cookie value of a browser signed in with `token`: it proves the token without holding it."""
@@ -244,7 +250,7 @@ class Signer:
     def session_matches(self, cookie: str | None, token: str | None) -> bool:
         if not cookie or not token:
             return False
-        return hmac.compare_digest(cookie, self.session(token))
+        return _same(cookie, self.session(token))
 
 
 def cookie_name(base: str, port: int | None) -> str:

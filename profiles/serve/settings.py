@@ -89,6 +89,20 @@ class ServeSettings:
         return "*" in self.allowed_hosts
 
 
+def _checked_store(store: str | None, env: Mapping[str, str]) -> str | None:
+    """The store `--store` or else `PROFILES_STORE_URL` names, held to what `profiles store` takes:
+    a URL, or the path of an existing store file, so that a typo (`--store garbage`) stops the
+    server at start rather than becoming a new empty database called `garbage` at the first write."""
+    from ..providers.http_store import is_http_store
+    from ..store.location import STORE_URL_ENV, check_store_value
+
+    for origin, value in (("--store", store), (STORE_URL_ENV, env.get(STORE_URL_ENV))):
+        text = (value or "").strip()
+        if text:
+            return text if is_http_store(text) else check_store_value(text, origin=origin)
+    return None
+
+
 def make_settings(
     root: str | Path,
     *,
@@ -110,6 +124,7 @@ def make_settings(
     Raises:
         ServeError: `root` is not a folder, a token is too short to be one, or `store_cache` is
             negative.
+        StoreError: the store is neither a URL nor the path of an existing store file.
     """
     env = os.environ if environ is None else environ
     if not 0 <= store_cache <= 3600:
@@ -130,7 +145,7 @@ def make_settings(
     admin = (env.get(ADMIN_TOKEN_ENV) or "").strip() or None
     if admin is not None and (len(admin) < 16 or admin == token):
         raise ServeError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters long and differ from {TOKEN_ENV}")
-    store_url = (store or "").strip() or (env.get("PROFILES_STORE_URL") or "").strip() or None
+    store_url = _checked_store(store, env)
     hosts = list(LOOPBACK_HOSTS)
     if not is_loopback(host) and host not in ("0.0.0.0", "::"):
         hosts.append(host)

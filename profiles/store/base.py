@@ -32,7 +32,7 @@ from profiles.errors import (
     StoreError,
     StoreNotFoundError,
 )
-from profiles.store.keys import PromptKey, candidate_keys, check_text, make_key
+from profiles.store.keys import MAX_NUMBER, PromptKey, candidate_keys, check_size, check_text, make_key
 from profiles.store.models import (
     Arm,
     ImportResult,
@@ -69,19 +69,38 @@ def _now() -> datetime:
 def _check_label(label: str) -> str:
     if not isinstance(label, str) or not label.strip() or label != label.strip():
         raise StoreError(f"a label must be non-empty text without surrounding spaces, got {label!r}")
-    return check_text("a label", label)
+    return check_size("a label", check_text("a label", label))
+
+
+#: What a label chain calls the newest version; a label of that name would never be read by a chain.
+_NEWEST = "latest"
+
+
+def _check_movable(label: str) -> str:
+    """A label a move may point somewhere: any checked label but `latest`, which every label chain
+    reads as the newest version, so a label of that name would say one thing and serve another."""
+    _check_label(label)
+    if label == _NEWEST:
+        raise StoreError(
+            "'latest' is not a label to move: label chains read it as the newest version, always; "
+            "name the label something else, e.g. stable"
+        )
+    return label
 
 
 def _check_version(version: int) -> int:
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise StoreError(f"a version is a whole number from 1, got {version!r}")
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= MAX_NUMBER:
+        raise StoreError(f"a version is a whole number from 1 to {MAX_NUMBER}, got {version!r}")
     return version
 
 
 def _check_expect(expect: int | None) -> int | None:
-    if expect is not None and (isinstance(expect, bool) or not isinstance(expect, int) or expect < 0):
+    if expect is not None and (
+        isinstance(expect, bool) or not isinstance(expect, int) or not 0 <= expect <= MAX_NUMBER
+    ):
         raise StoreError(
-            f"expect= is the version the label points at now (0: the label does not exist yet), got {expect!r}"
+            f"expect= is the version the label points at now, from 1 to {MAX_NUMBER} (0: the label does not "
+            f"exist yet), got {expect!r}"
         )
     return expect
 
@@ -98,8 +117,10 @@ def _check_arms(arms: Mapping[int, int] | Iterable[tuple[int, int]]) -> tuple[tu
             raise StoreError(f"a rollout arm is (version, weight), got {item!r}")
         version, weight = item
         _check_version(version)
-        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-            raise StoreError(f"the weight of v{version} must be a whole number from 1, got {weight!r}")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_NUMBER:
+            raise StoreError(
+                f"the weight of v{version} must be a whole number from 1 to {MAX_NUMBER}, got {weight!r}"
+            )
         checked.append((version, weight))
     numbers = [version for version, _ in checked]
     if len(set(numbers)) != len(numbers):
@@ -271,7 +292,7 @@ class PromptStore:
         author = _check_text("the author", author)
         note = _check_text("the note", note)
         if label is not None:
-            _check_label(label)
+            _check_movable(label)
         _check_expect(expect)
 
         def write(conn: Connection) -> PromptVersion:
@@ -455,7 +476,7 @@ class PromptStore:
         from profiles.store import queries
 
         key = make_key(name, language, model)
-        _check_label(label)
+        _check_movable(label)
         _check_expect(expect)
         author = _check_text("the author", author)
         note = _check_text("the note", note)
@@ -775,8 +796,8 @@ class PromptStore:
                             "renumber it in the file"
                         )
                 for label, target in sorted(record.labels.items()):
-                    _check_label(label)
                     try:
+                        _check_movable(label)
                         arms = _check_arms(target) if isinstance(target, dict) else ((target, 1),)
                     except StoreError as exc:
                         raise StoreError(f"{record.source}: label {label!r}: {exc.message}") from None

@@ -11,7 +11,24 @@ from dataclasses import dataclass
 
 from profiles.errors import StoreError
 
-__all__ = ["PromptKey", "candidate_keys", "check_text", "language_chain", "make_key", "normalize_language"]
+__all__ = [
+    "KEY_PART_BYTES",
+    "MAX_NUMBER",
+    "PromptKey",
+    "candidate_keys",
+    "check_size",
+    "check_text",
+    "language_chain",
+    "make_key",
+    "normalize_language",
+]
+
+#: The largest version number, weight or expected version both backends can store (PostgreSQL's
+#: ``integer``); a larger one is refused before it reaches the database.
+MAX_NUMBER = 2**31 - 1
+#: Most UTF-8 bytes of each part of a key, and of a label: PostgreSQL indexes at most about 2,700
+#: bytes per row of an index, and (name, language, model) is one index, (prompt, label) another.
+KEY_PART_BYTES = {"prompt name": 1500, "language": 100, "model": 500, "a label": 1000}
 
 
 @dataclass(frozen=True, order=True)
@@ -103,7 +120,24 @@ def make_key(name: str, language: str | None = None, model: str | None = None) -
     key = PromptKey(name, normalize_language(language), (model or "").strip())
     for what, value in (("prompt name", key.name), ("language", key.language), ("model", key.model)):
         check_text(what, value)
+        check_size(what, value)
     return key
+
+
+def check_size(what: str, value: str) -> str:
+    """Return ``value`` if it is short enough for the database to index (see ``KEY_PART_BYTES``).
+
+    Raises:
+        StoreError: it is longer; SQLite would store it, PostgreSQL would refuse it.
+    """
+    size = len(value.encode("utf-8"))
+    limit = KEY_PART_BYTES[what]
+    if size > limit:
+        raise StoreError(
+            f"{what} {value[:40]!r}… is {size:,} bytes of UTF-8; at most {limit:,}, so that every backend "
+            "can index it; shorten it"
+        )
+    return value
 
 
 def candidate_keys(name: str, language: str | None = None, model: str | None = None) -> Iterator[PromptKey]:

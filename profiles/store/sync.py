@@ -23,6 +23,7 @@ The file's keys, not its name, say which prompt it holds; file names are only re
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,7 +33,7 @@ from typing import Any
 import yaml
 
 from profiles.errors import StoreError
-from profiles.store.keys import PromptKey, make_key
+from profiles.store.keys import MAX_NUMBER, PromptKey, check_text, make_key
 from profiles.store.models import PromptVersion
 
 __all__ = ["PromptRecord", "file_name", "read_folder", "write_folder"]
@@ -132,9 +133,22 @@ def write_folder(
             name = name[: -len(".yaml")] + _SEPARATOR + digest + ".yaml"
         taken.add(name.casefold())
         path = directory / name
-        path.write_text(_dump(key, records, label_targets), encoding="utf-8")
+        _write_whole(path, _dump(key, records, label_targets))
         written.append(path)
     return written
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write through a temporary file beside `path`, so a full disk or a killed export leaves the
+    file as it was (the last export) rather than torn in the middle of a version."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _fail(path: Path, problem: str) -> StoreError:
@@ -155,23 +169,30 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     if not isinstance(entry, dict):
         raise _fail(path, f"{where}expected a mapping")
     number = entry.get("version")
-    if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-        raise _fail(path, f"{where}field 'version' must be a whole number from 1, got {number!r}")
-    if not isinstance(entry.get("content"), str):
-        raise _fail(path, f"{where}field 'content' must be text")
+    if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_NUMBER:
+        raise _fail(path, f"{where}field 'version' must be a whole number from 1 to {MAX_NUMBER}, got {number!r}")
+    content = entry.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise _fail(path, f"{where}field 'content' must be non-empty text")
     try:
         created_at = datetime.fromisoformat(_text(path, entry, "created_at", where))
     except ValueError as exc:
         raise _fail(path, f"{where}field 'created_at' must be an ISO 8601 time ({exc})") from exc
+    texts = {name: _text(path, entry, name, where) for name in ("author", "note")}
+    try:  # what `put` refuses must not come in by a file either
+        for name, value in (("content", content), *texts.items()):
+            check_text(f"field '{name}'", value)
+    except StoreError as exc:
+        raise _fail(path, f"{where}{exc.message}") from None
     return PromptVersion(
         name=key.name,
         language=key.language,
         model=key.model,
         version=number,
-        content=entry["content"],
+        content=content,
         created_at=created_at,
-        author=_text(path, entry, "author", where),
-        note=_text(path, entry, "note", where),
+        author=texts["author"],
+        note=texts["note"],
     )
 
 
@@ -226,7 +247,13 @@ def read_folder(directory: Path) -> list[PromptRecord]:
     if not directory.is_dir():
         raise StoreError(f"{directory}: no such folder to import prompts from")
     records: dict[PromptKey, PromptRecord] = {}
+    root = directory.resolve()
     for path in sorted(directory.rglob("*.yaml")):
+        if not path.resolve().is_relative_to(root):  # a link out of the folder: import reads only what it holds
+            raise StoreError(
+                f"{path}: a link to {path.resolve()}, outside {directory}; an import reads only files inside the "
+                "folder, so copy the file in or remove the link"
+            )
         record = _parse(path)
         if record.key in records:
             raise _fail(path, f"prompt {record.key} is also in {records[record.key].source}")

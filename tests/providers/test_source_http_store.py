@@ -3,6 +3,11 @@ fallback as a database, with no database credentials on the reading side."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import json
+import re
+import threading
 import warnings
 
 import pytest
@@ -140,6 +145,106 @@ def test_a_server_that_is_not_the_api_is_unreachable_not_empty(served):
         store.find(KEY)
     assert not isinstance(raised.value, PromptNotFoundError)
     store.close()
+
+
+def _arm(version, weight, **values):
+    return {
+        "name": KEY, "language": "", "model": "", "version": version, "ref": f"{KEY} v{version}",
+        "content": f"text {version}", "created_at": "2026-01-01T00:00:00+00:00", "author": "", "note": "",
+        "labels": [], "weight": weight, **values,
+    }  # fmt: skip
+
+
+@contextlib.contextmanager
+def _answering(answer):
+    """A server on 127.0.0.1 that answers every GET with `answer` as JSON, as a broken or hostile
+    store server might."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args):
+            pass
+
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            body = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("arms", "says"),
+    [
+        ([_arm(1, 0), _arm(2, 1)], "an arm without a weight of 1 or more"),
+        ([_arm(1, -5), _arm(2, 1)], "an arm without a weight of 1 or more"),
+        ([_arm(1, True), _arm(2, 1)], "an arm without a weight of 1 or more"),
+        ([_arm(0, 1)], "a version with 'version' 0, not a whole number from 1"),
+        ([_arm(1, 1, content={"a": 1})], "a version with 'content' of type dict, not text"),
+    ],
+)
+def test_an_answer_the_api_never_gives_falls_back_like_an_unreachable_store(register, arms, says):
+    """Weights a rollout cannot pick by, or a version that is not one, are not the API: the field gets its
+    default with a StaleStoreWarning, never a lookup failure or another value's spelling as the prompt."""
+    with _answering({**arms[0], "matched": "production", "arms": arms}) as url:
+        with pytest.raises(StoreError, match=re.escape(says)):
+            HttpStore(url).match(KEY, labels=["production"])
+        register("hostile_server", StoreProvider(url, ttl=0))
+        (config,) = parse_profiles(f"name: {{key: {KEY}, provider: hostile_server, default: Nobody}}\nrole: R\n")
+        with pytest.warns(StaleStoreWarning, match=re.escape(says)):
+            profile = config.create_profile(deployment="prod", rollout_key="user-1")
+    assert profile.get_name() == "Nobody"
+    assert profile.provenance["name"] == f"default (store:{KEY} unreachable)"
+
+
+@contextlib.contextmanager
+def _sending(head: bytes, chunk: bytes, count: int):
+    """A server on 127.0.0.1 that answers with `head` (status line and headers), then `chunk` `count`
+    times, as a download or a misconfigured proxy might."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args):
+            pass
+
+        def do_GET(self):  # noqa: N802 - the name http.server calls
+            self.wfile.write(head)
+            try:
+                for _ in range(count):
+                    self.wfile.write(chunk)
+            except OSError:  # the reader stopped reading: what it should do
+                pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("head", "says"),
+    [
+        (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 9000000000\r\n\r\n", "9,000,000,000"),
+        (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n", "over 20,000,000"),
+    ],
+)
+def test_an_answer_too_big_for_a_prompt_is_not_read_to_its_end(head, says):
+    """A body past the limit, declared or streamed, is refused once the limit is passed: not read whole first."""
+    with _sending(head, b"x" * 65536, 400) as url:  # 26 MB on offer
+        with pytest.raises(StoreError, match="not the prompt store API") as raised:
+            HttpStore(url).match(KEY)
+    assert f"answered a body of {says} bytes" in str(raised.value)
 
 
 def test_a_server_without_a_store_of_its_own_is_not_a_store(tmp_path):

@@ -11,9 +11,9 @@ import warnings
 
 import pytest
 
-from profiles import Context, DynConfig, StaleStoreWarning, StoreProvider
+from profiles import Context, DynConfig, StaleStoreWarning, StoreProvider, parse_profiles
 from profiles.cli import cli
-from profiles.errors import ResolutionError
+from profiles.errors import ConfigError, ResolutionError
 from profiles.providers import get_provider
 from profiles.providers.store import DEFAULT_LABEL_CHAINS, label_chain, parse_label_chains
 from profiles.store import PromptStore
@@ -319,6 +319,44 @@ def test_repr_hides_the_password():
 def test_negative_ttl_refused():
     with pytest.raises(ValueError, match="ttl"):
         StoreProvider(ttl=-1)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "says"),
+    [
+        ({"ttl": "5"}, "ttl must be 0 or more seconds, got '5'"),
+        ({"ttl": float("nan")}, "ttl must be 0 or more seconds, got nan"),
+        ({"ttl": True}, "ttl must be 0 or more seconds"),
+        ({"url": 5}, "url must be text"),
+        ({"label_chains": {"prod": "production"}}, "label_chains['prod'] must be a non-empty list of label names"),
+        ({"label_chains": {"prod": [5]}}, "label_chains['prod'] must be a non-empty list"),
+        ({"label_chains": {"prod": []}}, "label_chains['prod'] must be a non-empty list"),
+        ({"label_chains": ["production"]}, "label_chains maps a deployment to the labels it tries"),
+    ],
+)
+def test_a_provider_built_wrong_says_so(arguments, says):
+    """A chain given as one string would be read letter by letter; wrong types are a ConfigError, not a
+    TypeError or AttributeError at the first lookup."""
+    with pytest.raises(ConfigError) as raised:
+        StoreProvider(**arguments)
+    assert says in str(raised.value)
+
+
+def test_label_chains_as_tuples_and_an_endless_ttl_are_fine(store, store_url):
+    store.put("n", "Ada", label="production")
+    provider = StoreProvider(store_url, label_chains={"prod": ("production", "latest")}, ttl=float("inf"))
+    assert provider.find("n", Context(deployment="prod")).value == "Ada"
+
+
+def test_a_rollout_key_holding_half_a_surrogate_pair_still_picks_an_arm(store, store_url, register):
+    store.put("n", "Ada")
+    store.put("n", "Grace")
+    store.rollout("n", "production", {1: 50, 2: 50})
+    register("store", StoreProvider(store_url))
+    (config,) = parse_profiles("name: {key: n, provider: store}\nrole: R\n")
+    first = config.create_profile(deployment="prod", rollout_key="user-\ud800").get_name()
+    assert first in ("Ada", "Grace")
+    assert config.create_profile(deployment="prod", rollout_key="user-\ud800").get_name() == first
 
 
 def test_import_profiles_does_not_load_sqlalchemy():

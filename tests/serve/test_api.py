@@ -152,6 +152,23 @@ def test_render_problems_are_4xx_with_the_message(client):
     assert garbage.status_code == 422
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "says"),
+    [
+        ("render", '{"kind": "system", "variables": {"agents": "\\ud800"}}', "variable 'agents' holds '\\ud800'"),
+        ("render", '{"kind": "user", "question": "\\udc00", "variables": {"agents": "a"}}', "the question holds"),
+        ("render", '{"kind": "system", "language": "\\ud800", "variables": {"agents": "a"}}', "language '\\ud800'"),
+        ("render", '{"kind": "system", "model": "x\\ud800", "variables": {"agents": "a"}}', "model 'x\\ud800'"),
+        ("messages", '{"variables": {"agents": "a"}, "history": [{"role": "user", "content": "\\ud800"}]}', "history"),
+    ],
+)
+def test_a_lone_surrogate_in_a_request_is_a_422_not_a_500(client, route, body, says):
+    """JSON can spell half a surrogate pair; no answer can carry it back out, so it is refused up front."""
+    answer = client.post(f"/api/personas/planner.yaml/{route}", content=body.encode(), headers=JSON)
+    assert answer.status_code == 422 and says in answer.json()["message"], answer.text
+    assert client.get("/api/health").json()["status"] == "ok"
+
+
 def test_a_render_that_trips_a_bound_is_a_4xx_and_the_server_keeps_serving(client):
     tripped = client.post("/api/personas/bounded.yaml/render", json={"kind": "user", "question": "q"})
     assert tripped.status_code == 422

@@ -18,6 +18,7 @@ import pytest
 from profiles.cli import cli
 from profiles.serve.server import check_not_own_store, start_lines
 from profiles.serve.settings import make_settings
+from profiles.store import PromptStore
 from tests.conftest import CONFIGS
 
 
@@ -148,6 +149,45 @@ def test_mistakes_are_one_error_line(runner, monkeypatch, args, env, message):
         monkeypatch.setenv(name, value)
     result = runner.invoke(cli, ["serve", *args, "--port", "0"])
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "origin"),
+    [(["--store", "garbage"], {}, "--store"), ([], {"PROFILES_STORE_URL": "garbage"}, "PROFILES_STORE_URL")],
+)
+def test_a_store_that_is_neither_a_url_nor_a_store_file_stops_the_server_at_start(
+    runner, monkeypatch, tmp_path, args, env, origin
+):
+    """As for `profiles store`: a typo is an error listing the accepted forms, never a new database
+    named like the typo at the first write."""
+    monkeypatch.chdir(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = runner.invoke(cli, ["serve", str(CONFIGS), "--port", "0", *args])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"{origin} 'garbage' is neither a store URL nor the path of an existing store file" in result.output
+    assert "postgresql+psycopg://" in result.output and list(tmp_path.iterdir()) == []
+    existing = tmp_path / "team.db"
+    PromptStore(f"sqlite:///{existing}").close()
+    assert make_settings(CONFIGS, store="team.db").store_url == f"sqlite:///{existing}"
+
+
+@pytest.mark.parametrize(("args", "env"), [(["--deployment", "a b"], {}), ([], {"PROFILES_DEPLOYMENT": "../x"})])
+def test_mcp_refuses_a_bad_deployment_at_start(runner, monkeypatch, args, env):
+    """Not a server that answers with every persona left out of prompts/list."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = runner.invoke(cli, ["mcp", str(CONFIGS), *args], input="")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "deployment name" in result.output and "is not allowed" in result.output
+
+
+def test_mcp_refuses_a_file_that_is_not_a_persona_file(runner, tmp_path):
+    """It would only be left out of prompts/list: a server with nothing to serve is a mistake to say."""
+    other = tmp_path / "notes.txt"
+    other.write_text("name: Ada\nrole: R\n")
+    result = runner.invoke(cli, ["mcp", str(other)], input="")
+    assert result.exit_code == 2 and "is not a persona file (.yaml, .yml)" in result.output
 
 
 def test_a_taken_port_is_an_error(runner):

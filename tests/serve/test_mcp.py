@@ -115,3 +115,24 @@ def test_the_http_endpoint_checks_host_and_origin(live):
         assert foreign.status_code == 403
         rebound = http.post("/mcp/", json=ping, headers={**headers, "Host": "evil.example"})
         assert rebound.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"name": "triage", "arguments": {"ticket": 5}}, "argument 'ticket' is int, but MCP arguments are text"),
+        ({"name": "triage", "arguments": {"ticket": True}}, 'send it as a string, e.g. "true"'),
+        ({"name": "triage", "arguments": "ticket=x"}, "'arguments' must be an object of name to text, got str"),
+        ({"name": 7}, "'name' must be the prompt's name as text"),
+        ({"name": "triage", "arguments": {"ticket": ["a"]}}, "argument 'ticket' is list"),
+    ],
+)
+def test_malformed_prompt_requests_say_what_is_wrong(live, params, words):
+    """What the SDK would refuse with a bare "Invalid request parameters" says what and how to fix."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": params}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    with httpx.Client(base_url=live.base) as http:
+        error = http.post("/mcp/", json=call, headers=headers).json()["error"]
+        assert error["code"] == INVALID_PARAMS and words in error["message"], error
+        good = {**call, "params": {"name": "triage.user", "arguments": {"ticket": TICKET}}}
+        assert http.post("/mcp/", json=good, headers=headers).json()["result"]["messages"]

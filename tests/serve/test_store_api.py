@@ -124,6 +124,25 @@ def test_invalid_writes_are_422_and_write_nothing(served):
     assert served.get("/api/store/prompts").json()["prompts"] == []
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "says"),
+    [
+        (b'{"name": "n", "content": ', "application/json", "the body is not valid JSON at character 25"),
+        (b"\xff\xfe", "application/json", "the body is not valid JSON at character 0"),
+        (b'["n", "Ada"]', "application/json", "body: Input should be a valid dictionary"),
+        (b'{"name": "n", "content": "Ada"}', "text/plain", "body: Input should be a valid dictionary"),
+        (b"", "application/json", "body: Field required"),
+    ],
+)
+def test_a_body_that_is_not_a_json_object_says_so_and_how_to_send_one(served, body, content_type, says):
+    answer = served.post("/api/store/put", content=body, headers={**AUTH, "content-type": content_type})
+    message = answer.json()["message"]
+    assert answer.status_code == 422 and says in message, message
+    assert "send one JSON object, with content-type: application/json" in message
+    assert answer.json()["problems"][0]["where"] == "body"
+    assert served.get("/api/store/prompts").json()["prompts"] == []
+
+
 def test_a_read_only_server_refuses_writes_even_with_the_token(start, sqlite_url):
     with start(store_url=sqlite_url, read_only=True) as live, httpx.Client(base_url=live.base) as http:
         answer = http.post("/api/store/put", json={"name": "n", "content": "x"}, headers=AUTH)

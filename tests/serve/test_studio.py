@@ -172,6 +172,22 @@ def test_forms_need_the_csrf_token_and_the_same_origin(studio):
     assert referer.status_code == 303
 
 
+def test_cookies_and_form_tokens_with_any_characters_are_refused_not_a_500(studio):
+    """A non-ASCII CSRF or session cookie, or CSRF form field, is just a wrong one: the page shows, the post is 403."""
+    own = studio.base_url.scheme + "://" + studio.base_url.netloc.decode()
+    port = studio.base_url.port
+    for cookie in (f"profiles_csrf_{port}", f"profiles_session_{port}"):
+        with httpx.Client(base_url=studio.base_url) as browser:
+            shown = browser.get("/store", headers={"Cookie": f"{cookie}=\u00e9.\u00e9".encode("latin-1")})
+            assert shown.status_code == 200 and 'id="signed-in"' not in shown.text, cookie
+    login = studio.get("/login")
+    forged = {"csrf": _csrf(login).split(".")[0] + ".\u00e9\u4e2d", "token": TOKEN}
+    answer = studio.post("/login", data=forged, headers={"Origin": own})
+    assert answer.status_code == 403 and "security token" in answer.text
+    wrong = studio.post("/login", data={"csrf": _csrf(login), "token": "\u00e9\u4e2d"}, headers={"Origin": own})
+    assert wrong.status_code == 401
+
+
 def test_signing_in_lets_the_studio_write_without_the_token_field(studio):
     login = studio.get("/login?next=/store")
     own = studio.base_url.scheme + "://" + studio.base_url.netloc.decode()

@@ -76,3 +76,29 @@ def test_non_tags_are_refused(tag):
 def test_key_str_names_parts():
     """A key prints the parts that are set."""
     assert str(PromptKey("s", "zh", "")) == "s language=zh"
+
+
+def _incompressible(size: int, seed: int) -> str:
+    """`size` bytes of UTF-8 that PostgreSQL cannot compress (random CJK, three bytes each)."""
+    import random
+
+    chosen = random.Random(seed)
+    return "".join(chr(chosen.randint(0x4E00, 0x9FFF)) for _ in range(size // 3))
+
+
+def test_key_parts_and_labels_are_bounded_to_what_every_backend_can_index(store):
+    """At the bounds, every backend stores the prompt; past them, the same StoreError on SQLite as on
+    PostgreSQL, not an index failure that reads like a server that cannot be reached."""
+    name, model, label = _incompressible(1500, 1), _incompressible(500, 2), _incompressible(999, 3)
+    stored = store.put(name, "text", model=model, label=label, note=_incompressible(30_000, 4))
+    assert store.get(name, model=model, label=label).version == stored.version == 1
+    for attempt, what in (
+        (lambda: store.put(_incompressible(1503, 5), "text"), "prompt name"),
+        (lambda: store.put("n", "text", model=_incompressible(503, 6)), "model"),
+        (lambda: store.put("n", "text", label=_incompressible(1002, 7)), "a label"),
+        (lambda: store.set_label(name, _incompressible(1002, 8), 1, model=model), "a label"),
+    ):
+        with pytest.raises(StoreError, match="bytes of UTF-8; at most") as raised:
+            attempt()
+        assert str(raised.value).startswith(what) and "server is running" not in str(raised.value)
+    assert [summary.name for summary in store.list()] == [name]

@@ -180,12 +180,29 @@ def test_rollout_picks_by_key_and_the_first_without_one(store):
         ([(1, 5), (1, 5)], "each version once"),
         ({9: 1}, "no such version"),
         ({i: 1 for i in range(1, 18)}, "at most 16"),
+        ({1: 2**31, 2: 1}, "weight of v1 must be a whole number from 1 to 2147483647"),
+        ({1: 1, 10**20: 1}, "a version is a whole number from 1 to 2147483647"),
     ],
 )
 def test_bad_rollouts_are_refused(store, arms, message):
     store.put("s", "one", label="production")
     with pytest.raises(StoreError, match=message):
         store.rollout("s", "production", arms)
+    assert store.get("s", label="production").version == 1 and len(store.moves("s")) == 1
+
+
+@pytest.mark.parametrize("number", [2**31, 10**20])
+def test_versions_past_what_the_database_holds_are_a_store_error(store, number):
+    """A version or expect= too large for an integer column says so, on SQLite as on PostgreSQL."""
+    store.put("s", "one", label="production")
+    for attempt in (
+        lambda: store.set_label("s", "production", number),
+        lambda: store.set_label("s", "production", 1, expect=number),
+        lambda: store.get("s", version=number),
+        lambda: store.diff("s", 1, number),
+    ):
+        with pytest.raises(StoreError, match="from 1 to 2147483647"):
+            attempt()
     assert store.get("s", label="production").version == 1 and len(store.moves("s")) == 1
 
 
@@ -269,3 +286,24 @@ def test_a_bad_rollout_in_an_export_names_the_file(store, tmp_path):
     with pytest.raises(StoreError, match=r"s\.yaml: label 'production': the weight of v1"):
         store.import_(folder)
     assert store.list() == ()
+
+
+def test_latest_is_not_a_label_to_move(store, tmp_path):
+    """Every chain reads `latest` as the newest version, so a label of that name would list as v1 and serve v2."""
+    _three(store)
+    for move in (
+        lambda: store.set_label("s", "latest", 1),
+        lambda: store.put("s", "four", label="latest"),
+        lambda: store.rollout("s", "latest", {1: 50, 2: 50}),
+    ):
+        with pytest.raises(StoreError, match="'latest' is not a label to move"):
+            move()
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "s.yaml").write_text(
+        "name: t\nlabels: {latest: 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
+    )
+    with pytest.raises(StoreError, match="label 'latest': 'latest' is not a label to move"):
+        store.import_(folder)
+    assert [summary.name for summary in store.list()] == ["s"] and store.history("s")[-1].version == 3
+    assert all(move.label != "latest" for move in store.moves("s"))

@@ -118,6 +118,19 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
         ("name: a\nversions:\n- {version: 1, content: x, created_at: yesterday}\n", "ISO 8601"),
         ("name: a\nlabels: {production: 3}\nversions: []\n", "does not exist"),
         ("name: a\n  bad: [indent\n", "cannot read"),
+        (
+            "name: a\nversions:\n- {version: 99999999999999999999, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "from 1 to 2147483647",
+        ),
+        ("name: a\nversions:\n- {version: 1, content: '', created_at: '2026-01-01T00:00:00'}\n", "non-empty text"),
+        (
+            'name: a\nversions:\n- {version: 1, content: "a\\0b", created_at: "2026-01-01T00:00:00"}\n',
+            "versions[0]: field 'content' contains a NUL",
+        ),
+        (
+            "name: a\nlabels: {' prod': 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "label ' prod': a label must be non-empty",
+        ),
     ],
 )
 def test_malformed_files_name_the_file(store, tmp_path, document, problem):
@@ -213,3 +226,80 @@ def test_any_prompt_file_reads_back_exactly(tmp_path_factory, name, language, mo
     assert record.key == key
     assert list(record.versions) == records
     assert record.labels == {label: len(texts)}
+
+
+_EXPORT_UNDER_A_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from profiles.errors import StoreError
+from profiles.store import PromptStore
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), int(sys.argv[3])))
+try:
+    PromptStore(sys.argv[1]).export(sys.argv[2])
+except StoreError as error:
+    print(error)
+    sys.exit(3)
+"""
+
+
+def test_an_export_that_fails_midway_leaves_the_previous_files_whole(tmp_path):
+    """A write that fails (here: past a file size limit, as on a full disk) keeps the file of the last
+    export as it was, never a file cut off in the middle of a version."""
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    folder = tmp_path / "prompts"
+    with PromptStore(url) as store:
+        store.put("big", "first\n" * 5_000, label="production")
+        (path,) = store.export(folder)
+        before = path.read_text(encoding="utf-8")
+        store.put("big", "second\n" * 20_000)
+    limit = len(before.encode()) + 1_000  # the old file fits, the new one does not
+    run = subprocess.run(
+        [sys.executable, "-c", _EXPORT_UNDER_A_FILE_SIZE_LIMIT, url, str(folder), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 3, run.stderr
+    assert "cannot export prompts to" in run.stdout
+    assert path.read_text(encoding="utf-8") == before
+    assert [item.name for item in folder.iterdir()] == [path.name]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_an_import_reads_no_file_outside_its_folder(store, tmp_path, link):
+    """A link in the folder to a file elsewhere is refused, and nothing is imported; a linked folder is
+    not walked into."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    prompt = "name: secret\nversions:\n- {version: 1, content: from outside, created_at: '2026-01-01T00:00:00'}\n"
+    (outside / "secret.yaml").write_text(prompt)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "ok.yaml").write_text(prompt.replace("secret", "inside"))
+    if link == "file":
+        (folder / "linked.yaml").symlink_to(outside / "secret.yaml")
+    else:
+        (folder / "linked").symlink_to(outside, target_is_directory=True)
+        assert store.import_(folder).versions_added == 1
+        assert [summary.name for summary in store.list()] == ["inside"]
+        return
+    with pytest.raises(StoreError, match="outside") as raised:
+        store.import_(folder)
+    assert "copy the file in or remove the link" in str(raised.value)
+    assert store.list() == ()
+
+
+def test_an_export_replaces_a_link_in_the_folder_rather_than_writing_through_it(store, tmp_path):
+    """A file of the folder that is a link elsewhere is replaced by the exported file; its target is untouched."""
+    store.put("n", "Ada")
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("keep me\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / file_name(PromptKey("n"))).symlink_to(outside)
+    (path,) = store.export(folder)
+    assert outside.read_text() == "keep me\n"
+    assert not path.is_symlink() and "Ada" in path.read_text()
