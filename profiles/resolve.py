@@ -370,6 +370,12 @@ def _fetch(provider: Any, key: str, context: Context, what: str, file_hint: str)
             f"answer is at hand: {found.reason or found.source}"
         )
     why = f" ({found.source})" if found is not None else ""
+    pinned = context.store_versions.get(key)
+    if pinned is not None:
+        raise ResolutionError(
+            f"{what}: the prompt store has no version {pinned} of {key!r} for {asked}{why}; "
+            f"pin a version `profiles store history {key}` lists"
+        )
     raise ResolutionError(
         f"{what}: the prompt store has no prompt {key!r} for {asked}{why}; add it with "
         f"`profiles store put {key} --file {file_hint} --label production`"

@@ -187,3 +187,9 @@ def test_pinned_store_versions(store, store_provider, persona):
     pinned = persona.create_profile(deployment="prod", store_versions={"summarizer/system": 1})
     assert pinned.format_system_prompt() == "v1 Aristotle"
     assert pinned.provenance["templates.system"] == "store:summarizer/system v1 pinned"
+
+
+def test_a_pinned_template_version_the_store_lacks_names_the_version(store, store_provider, persona):
+    store.put("summarizer/system", "v1 {{ name }}", label="production")
+    with pytest.raises(ResolutionError, match=r"no version 7 of 'summarizer/system' .*profiles store history"):
+        persona.create_profile(deployment="prod", store_versions={"summarizer/system": 7})

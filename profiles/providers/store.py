@@ -264,7 +264,7 @@ class StoreProvider(ConfigProvider):
                 assert before is not None
                 served = f"serving {before.source.removeprefix('store:')} from before"
             else:
-                served = "using the field's default"
+                served = "with no earlier answer to serve (a field then uses its default)"
             warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {exc}", StaleStoreWarning, 3)
             return _Entry(good, now, good, exc)
         return _Entry(match, now, match)

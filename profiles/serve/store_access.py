@@ -63,6 +63,9 @@ class StoreAccess:
         self._store: PromptStore | None = None
         self._lock = threading.Lock()
         self._kept: dict[tuple[Any, ...], tuple[float, bool, Any]] = {}
+        #: How many times the kept answers were forgotten: a read that began before a write must
+        #: not keep its answer, which may be from before the write.
+        self._generation = 0
 
     @property
     def display(self) -> str:
@@ -140,11 +143,13 @@ class StoreAccess:
         """Drop every kept answer: the next read asks the database."""
         with self._lock:
             self._kept.clear()
+            self._generation += 1
 
     def _read(self, key: tuple[Any, ...], read: Any) -> Any:
         now = time.monotonic()
         with self._lock:
             kept = self._kept.get(key)
+            generation = self._generation
         if kept is not None and now - kept[0] < self.read_cache:
             _, failed, value = kept
             if failed:
@@ -153,15 +158,17 @@ class StoreAccess:
         try:
             value = read()
         except PromptNotFoundError as exc:  # "no such prompt" is an answer too; a failure is not
-            self._keep(key, now, True, exc.message)
+            self._keep(key, now, True, exc.message, generation)
             raise
-        self._keep(key, now, False, value)
+        self._keep(key, now, False, value, generation)
         return value
 
-    def _keep(self, key: tuple[Any, ...], now: float, failed: bool, value: Any) -> None:
+    def _keep(self, key: tuple[Any, ...], now: float, failed: bool, value: Any, generation: int) -> None:
         if self.read_cache <= 0:
             return
         with self._lock:
+            if generation != self._generation:
+                return  # a write ran while this read was on its way: its answer may be older
             if len(self._kept) >= _KEPT_READS:
                 self._kept.clear()
             self._kept[key] = (now, failed, value)

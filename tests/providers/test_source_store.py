@@ -209,7 +209,7 @@ def test_sqlite_outage_serves_the_last_good_value(tmp_path, register):
         stale = info.resolve(Context(deployment="prod"))
     assert stale.value == "Plato"
     assert stale.source == "store:summarizer/name v1 label=production (stale: store unreachable)"
-    with pytest.warns(StaleStoreWarning, match="using the field's default"):
+    with pytest.warns(StaleStoreWarning, match=r"with no earlier answer to serve \(a field then uses its default\)"):
         fallback = other.resolve(Context(deployment="prod"))
     assert (fallback.value, fallback.source) == ("Default goal", "default (store:summarizer/goal unreachable)")
 
@@ -435,7 +435,7 @@ def test_one_failure_per_ttl_not_one_per_field(tmp_path):
     with pytest.warns(StaleStoreWarning, match="file is not a database"):
         assert provider.lookup(KEY) is None
     path.write_bytes(good)  # back, but within the TTL the provider does not ask yet
-    with pytest.warns(StaleStoreWarning, match="using the field's default"):
+    with pytest.warns(StaleStoreWarning, match=r"with no earlier answer to serve \(a field then uses its default\)"):
         assert provider.lookup("summarizer/goal") is None
     provider.clear_cache()
     assert provider.lookup("summarizer/goal") == "Summarize"

@@ -213,3 +213,27 @@ def test_reads_are_kept_for_the_store_cache_and_forgotten_after_a_write(start, s
         with PromptStore(sqlite_url) as store:
             store.set_label("k/name", "production", 2)
         assert http.get("/api/store/prompt", params=params).json()["content"] == "Grace"
+
+
+def test_a_read_that_a_write_overtakes_is_not_kept(sqlite_url):
+    """A read that began before a write may carry the answer from before it: it is not kept, or it
+    would be served for the whole store cache after the write."""
+    from profiles.serve.store_access import StoreAccess
+
+    with PromptStore(sqlite_url) as store:
+        store.put("k/name", "Ada", label="production")
+    access = StoreAccess(sqlite_url, read_cache=3600)
+    try:
+        reads = access.reads()
+        key = ("get", "k/name")
+
+        def read_overtaken_by_a_write():
+            before = reads._store.get("k/name", label="production")
+            access.writes().put("k/name", "Grace", label="production")  # lands while the read is on its way
+            return before
+
+        assert access._read(key, read_overtaken_by_a_write).content == "Ada"
+        assert access._read(key, lambda: reads._store.get("k/name", label="production")).content == "Grace"
+        assert reads.get("k/name", label="production").content == "Grace"
+    finally:
+        access.close()

@@ -65,6 +65,19 @@ def test_get_uses_fallbacks_and_versions(run):
     assert run("get", "s", "--version", "1").output == "generic v1\n"
 
 
+def test_tables_show_control_characters_as_escapes(run):
+    """A note or label written by someone else cannot drive the reader's terminal: `ESC ]` and the
+    like print as escapes in every table, while `--json` keeps the text as it is."""
+    note = "evil\x1b]0;pwned\x07 \x9b2J"
+    run("put", "s", "--label", "la\x1bb", "--note", note, input="one\n")
+    for args in (("history", "s"), ("list",)):
+        shown = run(*args).output
+        assert "\x1b" not in shown and "\x07" not in shown and "\x9b" not in shown
+        assert "la\\x1bb" in shown
+    assert "evil\\x1b]0;pwned\\x07 \\x9b2J" in run("history", "s").output
+    assert json.loads(run("history", "s", "--json").output)["versions"][0]["note"] == note
+
+
 def test_list_history_label_and_diff(run):
     """The read commands print tables with a header and the label command moves a label."""
     run("put", "s", "--label", "production", "--author", "ana", input="one\n")
