@@ -69,7 +69,15 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
     center, indent, wordwrap = filters["center"], filters["indent"], filters["wordwrap"]
     replace, join, batch, slice_ = filters["replace"], filters["join"], filters["batch"], filters["slice"]
     string, tojson, pprint, total = filters["string"], filters["tojson"], filters["pprint"], filters["sum"]
-    truncate, format_ = filters["truncate"], filters["format"]
+    truncate, format_, trim = filters["truncate"], filters["format"], filters["trim"]
+
+    def bounded_trim(value: Any, chars: str | None = None) -> str:
+        # Jinja's trim is `str(value).strip(chars)`; the bundled templates trim every rule and
+        # section they print, so text takes no extra call (the other text filters are wrapped)
+        if type(value) is str:
+            return value.strip(chars)
+        check_text_argument(value)
+        return trim(value, chars)  # type: ignore[no-any-return]
 
     def bounded_center(value: Any, width: int = 80) -> str:
         check_width(width, "center width")
@@ -179,6 +187,7 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
         "sum": bounded_sum,
         "truncate": bounded_truncate,
         "format": bounded_format,
+        "trim": bounded_trim,
     }
     for name in _TEXT_FILTERS:
         if name in filters:
@@ -187,25 +196,45 @@ def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:
 
 
 #: Filters that turn their value (or, for format, its arguments) into text with `str()`, where
-#: `{{ … }}`'s own check never sees an object whose text is a memory address (join checks its items).
+#: `{{ … }}`'s own check never sees an object whose text is a memory address (join checks its
+#: items, and trim its value, themselves).
 _TEXT_FILTERS = (
     "capitalize", "center", "e", "escape", "forceescape", "format", "indent", "lower", "replace",
-    "safe", "striptags", "title", "trim", "truncate", "upper", "urlencode", "wordcount", "wordwrap",
+    "safe", "striptags", "title", "truncate", "upper", "urlencode", "wordcount", "wordwrap",
 )  # fmt: skip
 
 
 def _text_checked(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function` (a filter) refusing, before it runs, a value or argument that would print an address."""
-    passes = _PassArg.from_obj(function) is not None
+    """`function` (a filter) refusing, before it runs, a value or argument that would print an address.
 
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        for value in args[1:] if passes else args:
+    Text, the usual value, passes with one type test: bundled templates trim every rule they print.
+    """
+    if _PassArg.from_obj(function) is not None:
+
+        def passing(first: Any, value: Any, *args: Any, **kwargs: Any) -> Any:
+            if type(value) is not str:
+                check_text_argument(value)
+            if args or kwargs:
+                _check_arguments(args, kwargs)
+            return function(first, value, *args, **kwargs)
+
+        return _like(passing, function)
+
+    def wrapper(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if type(value) is not str:
             check_text_argument(value)
-        for value in kwargs.values():
-            check_text_argument(value)
-        return function(*args, **kwargs)
+        if args or kwargs:
+            _check_arguments(args, kwargs)
+        return function(value, *args, **kwargs)
 
     return _like(wrapper, function)
+
+
+def _check_arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for value in args:
+        check_text_argument(value)
+    for value in kwargs.values():
+        check_text_argument(value)
 
 
 def sized(function: Callable[..., Any]) -> Callable[..., Any]:
