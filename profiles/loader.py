@@ -370,6 +370,7 @@ def load_persona_files(paths: list[Path], *, recursive: bool = True) -> list[Per
     A file named directly is always loaded. In a folder, these are left out, as not personas:
 
     * names starting with `.` (files and folders alike);
+    * linked folders, and linked files that lead outside the folder named;
     * dataset mappings, `*.map.yaml` / `*.map.yml`, and model-family rules, `families.yaml`;
     * parents: a file that another file of the walk `extends` is loaded as part of each child,
       not on its own, since it need not be a whole persona.
@@ -441,8 +442,14 @@ def _is_persona_name(name: str) -> bool:
     )
 
 
-def _persona_files(folder: Path, recursive: bool) -> list[Path]:
-    """The persona files in `folder` (and its subfolders), in name order; one directory read per folder."""
+def _persona_files(folder: Path, recursive: bool, root: Path | None = None) -> list[Path]:
+    """The persona files in `folder` (and its subfolders), in name order; one directory read per folder.
+
+    A walk stays inside the folder it was given: a linked file counts only when it leads to a file
+    inside that folder, and a linked folder is not entered (it could lead outside, or back up into
+    itself).
+    """
+    root = root or folder.resolve()
     files: list[Path] = []
     with os.scandir(folder) as entries:
         items = sorted(entries, key=lambda entry: entry.name)
@@ -450,8 +457,10 @@ def _persona_files(folder: Path, recursive: bool) -> list[Path]:
         if entry.name.startswith("."):
             continue
         if entry.is_file():
-            if _is_persona_name(entry.name):
+            if _is_persona_name(entry.name) and (
+                not entry.is_symlink() or Path(entry.path).resolve().is_relative_to(root)
+            ):
                 files.append(folder / entry.name)
-        elif recursive and entry.is_dir():
-            files.extend(_persona_files(folder / entry.name, recursive))
+        elif recursive and entry.is_dir(follow_symlinks=False):
+            files.extend(_persona_files(folder / entry.name, recursive, root))
     return files

@@ -69,3 +69,21 @@ def test_a_mapping_under_another_name_says_what_it_is(write):
     path = write("mapping.yaml", "id: customer_id\nfields:\n  name: contact_name\n")
     with pytest.raises(ConfigError, match=r"mapping.yaml:1:1: this is a dataset mapping .*name it \*\.map\.yaml"):
         load_profiles(path)
+
+
+def test_a_walk_stays_inside_its_folder(project, tmp_path_factory, runner):
+    """A link to a persona elsewhere, a linked folder and a link back up into the folder are not
+    followed; a link to a file inside the folder is."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "outsider.yaml").write_text("name: Outsider\nrole: Not ours\n")
+    (project / "outsider.yaml").symlink_to(elsewhere / "outsider.yaml")
+    (project / "elsewhere").symlink_to(elsewhere, target_is_directory=True)
+    (project / "night" / "loop").symlink_to(project, target_is_directory=True)
+    (project / "also-grace.yaml").symlink_to(project / "night" / "grace.yaml")
+    walked = [loaded.path.relative_to(project).as_posix() for loaded in load_persona_files([project])]
+    assert walked == ["ada.yaml", "also-grace.yaml", "night/grace.yaml", "solo.yaml"]
+    result = runner.invoke(cli, ["validate", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "Outsider" not in result.output and "loop" not in result.output
+    named = runner.invoke(cli, ["validate", str(project / "outsider.yaml")])
+    assert named.exit_code == 0  # a file named directly is always loaded
