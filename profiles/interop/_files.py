@@ -273,6 +273,14 @@ def split_front_matter(text: str, file: str) -> tuple[str, str, int]:
     )
 
 
+def within(root: Path, path: Path) -> bool:
+    """Whether `path`, links followed, is inside `root`: a folder import reads nothing from elsewhere
+    through a link placed in the folder."""
+    base = root.resolve()
+    target = path.resolve()
+    return target == base or base in target.parents
+
+
 def confined(root: Path, relative: Any, *, file: str, line: int | None, what: str) -> Path:
     """A path an imported file names, resolved inside `root` (the imported file's folder).
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from ._draft import Draft, ImportResult, is_reference, secret_name, slug, title_words
-from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter
+from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter, within
 from .placeholders import Unsupported, jinja_names, mustache, rename_jinja
 
 __all__ = ["OPTION_NAMES", "read", "read_text", "write"]
@@ -57,7 +57,7 @@ def read(path: Path) -> ImportResult:
     Raises:
         ConfigError: a file is unreadable or malformed, naming the file and line.
     """
-    files = sorted(path.glob("*.prompty")) if path.is_dir() else [path]
+    files = sorted(file for file in path.glob("*.prompty") if within(path, file)) if path.is_dir() else [path]
     if not files:
         raise ConfigError(ConfigIssue("no .prompty files in this folder", file=str(path)))
     result = ImportResult("prompty", str(path))

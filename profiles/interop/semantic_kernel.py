@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from ._draft import Draft, ImportResult, slug, title_words
-from ._files import Source, parse_json, parse_yaml, read_source
+from ._files import Source, parse_json, parse_yaml, read_source, within
 from .placeholders import Unsupported, handlebars, jinja_names, rename_jinja, semantic_kernel, to_jinja, variables
 
 __all__ = ["read"]
@@ -48,8 +48,11 @@ def read(path: Path) -> ImportResult:
     """
     result = ImportResult("semantic-kernel", str(path))
     if path.is_dir():
+        # a linked prompt folder (or skprompt.txt) that leads outside the folder named is not read
         folders = [path] if (path / "skprompt.txt").is_file() else sorted(
-            child for child in path.iterdir() if (child / "skprompt.txt").is_file()
+            child
+            for child in path.iterdir()
+            if (child / "skprompt.txt").is_file() and within(path, child / "skprompt.txt")
         )
         if not folders:
             raise ConfigError(ConfigIssue("no skprompt.txt here or in the folders inside; name a prompt YAML, an "

@@ -175,3 +175,25 @@ def test_a_lone_surrogate_in_a_json_file_is_refused_at_its_line(tmp_path):
     path.write_text(path.read_text().replace("\\ud800", "\\ud83d\\ude00"))
     (persona,) = interop.load("agentspec", path).personas
     assert persona.config.create_profile().get_name() == "Ada 😀"
+
+
+def test_a_folder_import_reads_nothing_through_a_link_that_leads_outside(tmp_path):
+    """A `.prompty` file or a Semantic Kernel prompt folder linked in from elsewhere is not imported
+    with the folder; one linked from inside the folder is."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "Leak").mkdir(parents=True)
+    (elsewhere / "leak.prompty").write_text("---\nname: Leak\n---\nsystem:\nSecret plans.\n")
+    (elsewhere / "Leak" / "skprompt.txt").write_text("Secret plans.")
+    prompty = tmp_path / "prompty"
+    prompty.mkdir()
+    (prompty / "own.prompty").write_text("---\nname: Own\n---\nsystem:\nHelp.\n")
+    (prompty / "leak.prompty").symlink_to(elsewhere / "leak.prompty")
+    (prompty / "again.prompty").symlink_to(prompty / "own.prompty")
+    names = sorted(persona.stem for persona in interop.load("prompty", prompty).personas)
+    assert names == ["own", "own_2"]  # its own file, and the link to it; not the one from elsewhere
+    plugin = tmp_path / "plugin"
+    (plugin / "Own").mkdir(parents=True)
+    (plugin / "Own" / "skprompt.txt").write_text("Help.")
+    (plugin / "Leak").symlink_to(elsewhere / "Leak", target_is_directory=True)
+    personas = interop.load("semantic-kernel", plugin).personas
+    assert len(personas) == 1 and "Secret" not in str(personas[0].data)
