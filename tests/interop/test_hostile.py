@@ -13,6 +13,7 @@ import sys
 import time
 
 import pytest
+import yaml
 
 from profiles import interop
 from profiles.errors import ConfigError, ProfilesError
@@ -197,3 +198,29 @@ def test_a_folder_import_reads_nothing_through_a_link_that_leads_outside(tmp_pat
     (plugin / "Leak").symlink_to(elsewhere / "Leak", target_is_directory=True)
     personas = interop.load("semantic-kernel", plugin).personas
     assert len(personas) == 1 and "Secret" not in str(personas[0].data)
+
+
+@pytest.mark.parametrize("field", ["desc", "examples", "expand_prompt", "role"])
+@pytest.mark.parametrize("format", ["prompty", "adk"])
+def test_a_secret_exports_as_a_placeholder_only_where_the_template_prints_it_as_it_is(
+    tmp_path, monkeypatch, field, format
+):
+    """What README says of secrets in exports: a placeholder where the bundled templates print the
+    field as it is, a refusal naming the field where they test or filter it; never the value."""
+    monkeypatch.setenv("TEAM_X_TOKEN", "sekret-value")
+    path = tmp_path / "p.yaml"
+    body = {"name": "Ada", "role": "Guide", field: {"key": "TEAM_X_TOKEN", "default": "help"}}
+    path.write_text(yaml.safe_dump(body), encoding="utf-8")
+    from profiles import load_profile
+
+    persona = load_profile(path)
+    if field == "role":
+        with pytest.raises(ProfilesError, match=r"field 'role' is a secret \(env:TEAM_X_TOKEN\)") as caught:
+            interop.export(persona, format)
+        assert "sekret-value" not in str(caught.value)
+        return
+    text = "".join(interop.export(persona, format).values())
+    assert "sekret-value" not in text
+    assert ("{" + field + "}" if format == "adk" else "{{" + field + "}}") in text  # the placeholder
+    if format == "prompty":
+        assert "${env:TEAM_X_TOKEN}" in text
