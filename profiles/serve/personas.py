@@ -118,9 +118,15 @@ class PersonaFolder:
     # -- paths --------------------------------------------------------------------------------------
 
     def files(self) -> list[Path]:
-        """The persona files directly in the folder, by name."""
+        """The persona files directly in the folder, by name; a link that leads outside it is none."""
         with os.scandir(self.root) as entries:
-            names = sorted(entry.name for entry in entries if entry.name.endswith(PERSONA_SUFFIXES) and entry.is_file())
+            names = sorted(
+                entry.name
+                for entry in entries
+                if entry.name.endswith(PERSONA_SUFFIXES)
+                and entry.is_file()
+                and (not entry.is_symlink() or Path(entry.path).resolve().is_relative_to(self.root))
+            )
         return [self.root / name for name in names]
 
     def path_of(self, relative: str) -> Path:

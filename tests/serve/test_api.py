@@ -229,6 +229,8 @@ def test_a_symlink_out_of_the_folder_is_refused(start, tmp_path):
         assert answer.status_code == 400 and "outside the served folder" in answer.json()["message"]
         assert "Outside" not in http.get("/api/personas/link.yaml/explain").text
         assert http.get("/api/personas/inside.yaml").json()["name"] == "Inside"
+        listed = http.get("/api/personas").text
+        assert "inside.yaml" in listed and "link.yaml" not in listed  # nor listed as if it were one
 
 
 def test_subfolder_personas_can_be_named(client):
