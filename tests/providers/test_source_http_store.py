@@ -156,6 +156,18 @@ def _arm(version, weight, **values):
 
 
 @contextlib.contextmanager
+def _serving(handler):
+    """`handler` served on 127.0.0.1 from a thread, for as long as the block runs; its URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
 def _answering(answer):
     """A server on 127.0.0.1 that answers every GET with `answer` as JSON, as a broken or hostile
     store server might."""
@@ -172,14 +184,8 @@ def _answering(answer):
             self.end_headers()
             self.wfile.write(body)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _serving(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -223,13 +229,8 @@ def _sending(head: bytes, chunk: bytes, count: int):
             except OSError:  # the reader stopped reading: what it should do
                 pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _serving(Handler) as url:
+        yield url
 
 
 @pytest.mark.parametrize(

@@ -105,20 +105,7 @@ def test_racing_compare_and_set_moves_have_one_winner_per_round(store_url):
         for number in range(1, RACE_VERSIONS + 1):
             store.put("raced", f"v{number}")
         store.set_label("raced", "production", 1)
-    context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(PROCESSES)
-    results = context.Queue()
-    workers = [
-        context.Process(target=race_label, args=(store_url, worker, RACE_ROUNDS, barrier, results))
-        for worker in range(PROCESSES)
-    ]
-    for process in workers:
-        process.start()
-    reports = [results.get(timeout=300) for _ in range(PROCESSES * RACE_ROUNDS)]  # drained before joining
-    for process in workers:
-        process.join(timeout=300)
-    assert [process.exitcode for process in workers] == [0] * PROCESSES
-
+    reports = _race(race_label, store_url)
     winners = {}
     for round_ in range(RACE_ROUNDS):
         this_round = [report for report in reports if report[0] == round_]
@@ -147,22 +134,28 @@ def test_racing_protects_and_unprotects_each_have_one_winner(store_url):
     from ._workers import race_protect
 
     PromptStore(store_url).put("raced", "v1")  # creates the store and its tables before the race
-    context = multiprocessing.get_context("spawn")
-    barrier = context.Barrier(PROCESSES)
-    results = context.Queue()
-    workers = [
-        context.Process(target=race_protect, args=(store_url, worker, RACE_ROUNDS, barrier, results))
-        for worker in range(PROCESSES)
-    ]
-    for process in workers:
-        process.start()
-    reports = [results.get(timeout=300) for _ in range(PROCESSES * RACE_ROUNDS)]
-    for process in workers:
-        process.join(timeout=300)
-    assert [process.exitcode for process in workers] == [0] * PROCESSES
+    reports = _race(race_protect, store_url)
     for round_ in range(RACE_ROUNDS):
         this_round = [report for report in reports if report[0] == round_]
         assert sum(report[2] for report in this_round) == 1, f"round {round_}: protected by several"
         assert sum(report[3] for report in this_round) == 1, f"round {round_}: lifted by several"
     with PromptStore(store_url) as store:
         assert store.protected_labels() == ()
+
+
+def _race(target, store_url):
+    """Run `target` in PROCESSES spawned processes meeting at a barrier each round; their reports."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(PROCESSES)
+    results = context.Queue()
+    workers = [
+        context.Process(target=target, args=(store_url, worker, RACE_ROUNDS, barrier, results))
+        for worker in range(PROCESSES)
+    ]
+    for process in workers:
+        process.start()
+    reports = [results.get(timeout=300) for _ in range(PROCESSES * RACE_ROUNDS)]  # drained before joining
+    for process in workers:
+        process.join(timeout=300)
+    assert [process.exitcode for process in workers] == [0] * PROCESSES
+    return reports
