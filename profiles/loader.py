@@ -22,7 +22,7 @@ from typing import Any
 
 from .config import PYTHON_ONLY_FIELDS
 from .errors import ConfigError, ConfigIssue
-from .fields import confine_root_var
+from .fields import confine_root_var, type_name
 from .lookalikes import lookalike
 from .profile_config import ProfileConfig
 from .safe_yaml import locator, read_documents, read_text
@@ -143,15 +143,12 @@ def _document_starts(text: str) -> list[tuple[int, int]]:
 
 
 def _kind_of(value: Any) -> str:
-    if isinstance(value, list):
-        return "a list"
+    """What a document that is not a persona holds: its text or number shown, else `type_name`'s words."""
     if isinstance(value, str):
         return f"the text {value[:40]!r}"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return f"the number {value!r}"
-    return type(value).__name__
+    return type_name(value)
 
 
 #: Deepest chain of `extends` followed; deeper is surely a mistake.
