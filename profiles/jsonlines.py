@@ -18,6 +18,7 @@ from typing import Any
 __all__ = [
     "MAX_JSON_DEPTH",
     "NestingError",
+    "SURROGATE_PROBLEM",
     "dumps_line",
     "encoder_name",
     "escape_surrogates",
@@ -101,6 +102,12 @@ def loads(text: str | bytes) -> Any:
     except RecursionError:
         raise NestingError("nested too deeply to read; flatten it to at most a few hundred levels") from None
 
+
+#: What to say of the surrogate `lone_surrogate` finds, after naming where it is and the escape.
+SURROGATE_PROBLEM = (
+    "half of a UTF-16 surrogate pair without its other half, which is not text; "
+    "write the character itself, or both halves of its pair"
+)
 
 #: Half of a UTF-16 pair: `json.loads` reads a lone `"\\ud800"` into a text that UTF-8 cannot encode.
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -49,7 +49,7 @@ def refuse_unsendable(value: Any, what: str, param_hint: str) -> None:
     levels deep exhausts the stack when a body is copied, so the command would fail only later,
     without saying where; here it fails first.
     """
-    from ..jsonlines import MAX_JSON_DEPTH, lone_surrogate, nested_over
+    from ..jsonlines import MAX_JSON_DEPTH, SURROGATE_PROBLEM, lone_surrogate, nested_over
 
     if nested_over(value):
         raise click.BadParameter(
@@ -61,8 +61,7 @@ def refuse_unsendable(value: Any, what: str, param_hint: str) -> None:
     path, code = found
     where = "".join(f"[{part!r}]" if isinstance(part, str) else f"[{part}]" for part in path)
     raise click.BadParameter(
-        f"{what}{where} holds {code}, half of a UTF-16 surrogate pair without its other half, which is not "
-        "text; write the character itself, or both halves of its pair",
+        f"{what}{where} holds {code}, {SURROGATE_PROBLEM}",
         param_hint=param_hint,
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from ..errors import FactoryError
-from ..jsonlines import MAX_JSON_DEPTH, lone_surrogate, nested_over
+from ..jsonlines import MAX_JSON_DEPTH, SURROGATE_PROBLEM, lone_surrogate, nested_over
 from ..jsonlines import loads as load_json
 
 __all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
@@ -231,10 +231,7 @@ def _unreadable(data: Mapping[str, Any]) -> str | None:
         return None
     path, code = surrogate
     where = f"column {path[0]!r}" if path else "the row"
-    return (
-        f"{where} holds {code}, half of a UTF-16 surrogate pair without its other half, which is not text; "
-        "write the character itself, or both halves of its pair"
-    )
+    return f"{where} holds {code}, {SURROGATE_PROBLEM}"
 
 
 def _json_kind(value: Any) -> str:

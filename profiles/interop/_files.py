@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError, ConfigIssue
-from ..jsonlines import lone_surrogate
+from ..jsonlines import SURROGATE_PROBLEM, lone_surrogate
 from ..safe_yaml import MAX_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, read_documents
 
 __all__ = [
@@ -247,8 +247,7 @@ def parse_json(text: str, file: str, path: Path) -> Source:
         escape = re.search(re.escape(code), text, re.IGNORECASE)
         path_text = ".".join(str(part) for part in where) or "the document"
         issue = ConfigIssue(
-            f"{path_text} holds the escape {code}, half of a UTF-16 surrogate pair without its other half, "
-            "which is not text; write the character itself, or both halves of its pair",
+            f"{path_text} holds the escape {code}, {SURROGATE_PROBLEM}",
             file=file,
             line=_line_at(text, escape.start()) if escape else None,
         )

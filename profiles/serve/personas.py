@@ -371,8 +371,7 @@ class PersonaFolder:
         """
         variables = dict(variables or {})
         self.check_variables(question, variables)
-        _check_history(history)
-        _check_size("history", history, self.max_value_chars)
+        _check_history(history, self.max_value_chars)
         if profile is None:
             profile = self.profile(relative, context)
         found = profile.format_messages(question, history=history, style=style, strict=strict, **variables)
@@ -398,8 +397,7 @@ class PersonaFolder:
         """
         variables = dict(variables or {})
         self.check_variables(question, variables)
-        _check_history(history)
-        _check_size("history", history, self.max_value_chars)
+        _check_history(history, self.max_value_chars)
         if profile is None:
             profile = self.profile(relative, context)
         body = profile.to_request(question, api=api, history=history, strict=strict, **variables)
@@ -468,13 +466,15 @@ def _masked(value: Any, secrets: list[Any]) -> Any:
 MAX_HISTORY_TURNS = 500
 
 
-def _check_history(history: Any) -> None:
+def _check_history(history: Any, max_value_chars: int) -> None:
+    """A request's history: a list of at most `MAX_HISTORY_TURNS` turns, each text within the value bound."""
     if history is None:
         return
     if not isinstance(history, list):
         raise ServeError("history must be a list of chat turns ({role, content})", status=422)
     if len(history) > MAX_HISTORY_TURNS:
         raise ServeError(f"history holds {len(history)} turns; at most {MAX_HISTORY_TURNS}", status=422)
+    _check_size("history", history, max_value_chars)
 
 
 def _no_persona(text: str) -> ServeError:
