@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .atomic import write_atomic
 from .batch_rows import RowPlans
 from .errors import BatchError, OutputError, ProfilesError
 from .jsonlines import dumps_line
@@ -762,22 +763,6 @@ def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[
 
 
 # -- output ---------------------------------------------------------------------------------------
-def _fsync_write(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Write `data` to `path` atomically: a temporary file beside it, then `os.replace`.
-
-    With `sync`, the data is fsynced before the move, so even a power cut leaves the old or the
-    new file; without it, a killed process still does (the move is atomic), and the caller syncs
-    a whole chunk of files at once before its checkpoint.
-    """
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temp, "wb") as file:
-        file.write(data)
-        if sync:
-            file.flush()
-            os.fsync(file.fileno())
-    os.replace(temp, path)
-
-
 def _fsync_dir(folder: Path) -> None:
     """Make a rename in `folder` durable; best effort, since not every platform can open a folder."""
     try:
@@ -962,7 +947,7 @@ class _Sink:
                 copy = target / file.relative_to(root)
                 with self._writing(copy):
                     _make_folder(copy.parent)
-                    _fsync_write(copy, file.read_bytes(), sync=False)
+                    write_atomic(copy, file.read_bytes())
             placed[root] = target.relative_to(home).as_posix()
         return placed
 
@@ -1013,7 +998,7 @@ class _Sink:
 
     def _save_checkpoint(self) -> None:
         with self._writing(self.checkpoint_path):
-            _fsync_write(self.checkpoint_path, json.dumps(self._state, indent=1).encode("utf-8"))
+            write_atomic(self.checkpoint_path, json.dumps(self._state, indent=1), sync=True)
         _fsync_dir(self.checkpoint_path.parent)
         self._saved = dict(self._state)
 
@@ -1342,11 +1327,11 @@ class _FolderSink(_Sink):
         header = f"{marker}: id {result.profile_id!r} from {self.options.source.name}\n"
         body = yaml.safe_dump(record["persona"], allow_unicode=True, sort_keys=False, width=100)
         with self._writing(target):
-            _fsync_write(target, (header + body).encode("utf-8"), sync=False)
+            write_atomic(target, header + body)
         if "prompts" in record:
             prompts = json.dumps(record["prompts"], ensure_ascii=False, indent=2) + "\n"
             with self._writing(target.with_name(f"{stem}.prompts.json")):
-                _fsync_write(target.with_name(f"{stem}.prompts.json"), prompts.encode("utf-8"), sync=False)
+                write_atomic(target.with_name(f"{stem}.prompts.json"), prompts)
         self.pending += 1
 
     def _untouched(self) -> bool:

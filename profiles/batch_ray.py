@@ -24,7 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .batch import SHOWN_ISSUES, BatchOptions, BatchReport, _fsync_dir, _fsync_write, _make_folder, _RowMaker, _RowSpec
+from .atomic import write_atomic
+from .batch import SHOWN_ISSUES, BatchOptions, BatchReport, _fsync_dir, _make_folder, _RowMaker, _RowSpec
 from .errors import BatchError, OutputError
 from .jsonlines import dumps_line
 
@@ -123,7 +124,7 @@ def run_batch_ray(
     if errors:
         path = out / "errors.jsonl"
         try:
-            _fsync_write(path, b"".join(errors))
+            write_atomic(path, b"".join(errors), sync=True)
         except OSError as exc:
             raise OutputError(str(path), exc, kept="the shards before it are written") from None
     _fsync_dir(out)
@@ -297,6 +298,6 @@ def _write_shard(out: Path, index: int, columns: dict[str, list[Any]], good: lis
             pq.write_table(table, temp)
             temp.replace(path)
         else:
-            _fsync_write(path, b"".join(columns["line"][i] for i in good), sync=False)
+            write_atomic(path, b"".join(columns["line"][i] for i in good))
     except OSError as exc:
         raise OutputError(str(path), exc, kept="the shards before it are written") from None

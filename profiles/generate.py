@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .atomic import write_atomic
 from .errors import ConfigError, ConfigIssue, FactoryError, OutputError
 from .jsonlines import loads as load_json
 
@@ -130,7 +131,7 @@ class JsonlWriter:
                     path.unlink(missing_ok=True)
             # "x": never write over a file another run has just created
             self._file = open(self.partial, "x", encoding="utf-8")  # noqa: SIM115 (closed in commit/close)
-            _write_atomic(self.state_path, json.dumps(state, indent=1, sort_keys=True))
+            write_atomic(self.state_path, json.dumps(state, indent=1, sort_keys=True), sync=True)
             if self.removed is not None:
                 self._removed_file = open(self.removed, "w", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
@@ -260,15 +261,6 @@ class JsonlWriter:
                 self.partial.unlink(missing_ok=True)
                 if self.state_path is not None:
                     self.state_path.unlink(missing_ok=True)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temp, "w", encoding="utf-8") as file:
-        file.write(text)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temp, path)
 
 
 def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:

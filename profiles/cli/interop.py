@@ -39,8 +39,8 @@ def import_(format: str, source: Path, out: Path, force: bool, quiet: bool) -> N
       profiles import prompty basic.prompty --out personas/
       profiles import adk my_agent/ --out personas/
     """
+    from ..atomic import write_atomic
     from ..interop import load
-    from ..interop._files import write_atomic
 
     with showing_warnings():
         result = load(format, source)
@@ -54,6 +54,7 @@ def import_(format: str, source: Path, out: Path, force: bool, quiet: bool) -> N
     if not quiet:
         _notes(result.notes)
     for (path, text), (_, persona) in zip(texts, targets, strict=True):
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
         click.echo(f"wrote {path}")
         if not quiet:
@@ -92,7 +93,7 @@ def export(
       profiles export profile_configs/planner.yaml --to crewai --out crew/config/
       profiles export profile_configs/triage.yaml --to agentspec --base-url http://127.0.0.1:8000/v1
     """
-    from ..interop._files import write_atomic
+    from ..atomic import write_atomic
     from ..interop.exporter import write
 
     options = {"base_url": base_url} if base_url and format == "agentspec" else {}
@@ -122,5 +123,6 @@ def export(
     if existing and not force:
         raise ExportError(f"{', '.join(existing)} exist(s) already; pass --force to overwrite, or pick another --out")
     for path, text in targets.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
         click.echo(f"wrote {path}")

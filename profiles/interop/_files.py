@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -33,7 +31,6 @@ __all__ = [
     "parse_yaml",
     "read_source",
     "split_front_matter",
-    "write_atomic",
 ]
 
 Locate = Callable[[tuple[Any, ...]], "int | None"]
@@ -337,16 +334,3 @@ def dump_yaml(data: Any) -> str:
     if yaml.safe_load(text) != data:
         text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_style='"', width=100)
     return text
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file beside it, so a crash leaves no torn file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

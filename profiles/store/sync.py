@@ -23,7 +23,6 @@ The file's keys, not its name, say which prompt it holds; file names are only re
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from profiles.atomic import write_atomic
 from profiles.errors import StoreError
 from profiles.store.keys import MAX_NUMBER, PromptKey, check_text, make_key
 from profiles.store.models import PromptVersion
@@ -133,22 +133,9 @@ def write_folder(
             name = name[: -len(".yaml")] + _SEPARATOR + digest + ".yaml"
         taken.add(name.casefold())
         path = directory / name
-        _write_whole(path, _dump(key, records, label_targets))
+        write_atomic(path, _dump(key, records, label_targets))  # a failed export leaves the last one whole
         written.append(path)
     return written
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Write through a temporary file beside `path`, so a full disk or a killed export leaves the
-    file as it was (the last export) rather than torn in the middle of a version."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def _fail(path: Path, problem: str) -> StoreError:
