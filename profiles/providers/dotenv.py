@@ -34,6 +34,9 @@ MAX_EXPANSION_DEPTH = 32
 # the same syntax python-dotenv expands: ${NAME} and ${NAME:-default}
 _VARIABLE = re.compile(r"\$\{(?P<name>[^}:]*)(?::-(?P<default>[^}]*))?\}")
 
+# the key a line of a `.env` file sets, to name a line that cannot be parsed without its value
+_KEY_OF_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=")
+
 
 @dataclass(frozen=True)
 class DotEnvFile:
@@ -79,19 +82,53 @@ def read_dotenv(path: Path, label: str | None = None) -> DotEnvFile | None:
         raise ResolutionError(
             f"{label} is {stat.st_size} bytes, over the {MAX_DOTENV_BYTES}-byte limit for a .env file"
         )
-    from dotenv import dotenv_values  # imported on first use: most processes never read a .env
-
-    try:
-        raw = dotenv_values(path, interpolate=False, encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResolutionError(f"cannot read {label}: {type(exc).__name__}; save it as UTF-8 text") from None
-    values: Mapping[str, str] = MappingProxyType({k: v for k, v in raw.items() if v is not None})
+    values: Mapping[str, str] = MappingProxyType(_parse(path, label))
     with _lock:
         _cache[key] = (stat.st_mtime_ns, stat.st_size, values)
         _cache.move_to_end(key)
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
     return DotEnvFile(path, label, values)
+
+
+def _parse(path: Path, label: str) -> dict[str, str]:
+    """The keys of the file at `path`, later lines winning, as python-dotenv reads them.
+
+    A line python-dotenv cannot parse (an unclosed quote, a key with a space) is an error naming
+    the file and line: skipping it, as python-dotenv does with a log line that names neither,
+    would drop the key and every key after an unclosed quote without a trace.
+
+    Raises:
+        ResolutionError: the file cannot be read, is not UTF-8, or has a line that cannot be parsed.
+    """
+    import io
+
+    from dotenv.parser import parse_stream  # imported on first use: most processes never read a .env
+
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read(MAX_DOTENV_BYTES + 1)
+    except OSError as exc:
+        raise ResolutionError(f"cannot read {label}: {exc.strerror}; check its permissions") from None
+    if len(data) > MAX_DOTENV_BYTES:  # it grew since it was measured
+        raise ResolutionError(f"{label} is over the {MAX_DOTENV_BYTES}-byte limit for a .env file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:  # the bytes are not shown: they may be part of a secret
+        line = data[: exc.start].count(b"\n") + 1
+        raise ResolutionError(f"{label}:{line}: this line is not UTF-8 text; save the file as UTF-8") from None
+    values: dict[str, str] = {}
+    for binding in parse_stream(io.StringIO(text)):
+        if binding.error:
+            named = _KEY_OF_LINE.match(binding.original.string)  # the key only: the value may be a secret
+            what = f"the line setting {named.group(1)}" if named else "this line"
+            raise ResolutionError(
+                f"{label}:{binding.original.line}: cannot parse {what}; write KEY=value, one per line, "
+                "closing every quote (a value with spaces, '#' or line breaks goes in quotes)"
+            )
+        if binding.key is not None and binding.value is not None:
+            values[binding.key] = binding.value
+    return values
 
 
 def _check_link(path: Path, label: str) -> None:

@@ -89,18 +89,16 @@ def test_parsed_files_are_cached_until_edited(dirs, monkeypatch):
     path = persona / ".env"
     path.write_text("ENV_TEST_NAME=first\n")
     calls = []
-    import dotenv
-
-    real = dotenv.dotenv_values
+    real = dotenv_module._parse
 
     def counting(*args, **kwargs):
-        calls.append(kwargs.get("interpolate"))
+        calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(dotenv, "dotenv_values", counting)
+    monkeypatch.setattr(dotenv_module, "_parse", counting)
     for _ in range(5):
         assert find("ENV_TEST_NAME", persona).value == "first"
-    assert calls == [False]
+    assert len(calls) == 1
     path.write_text("ENV_TEST_NAME=second, longer\n")
     assert find("ENV_TEST_NAME", persona).value == "second, longer"
     assert len(calls) == 2
@@ -218,3 +216,39 @@ def test_lookup_without_persona_reads_working_directory(dirs):
     _, work = dirs
     (work / ".env.prod").write_text("ENV_TEST_NAME=cwd-prod\n")
     assert EnvProvider().lookup("ENV_TEST_NAME", deployment="prod") == "cwd-prod"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "named"),
+    [
+        ('ENV_TEST_OTHER=ok\nENV_TEST_NAME="never closed\nMORE=x\n', 2, "the line setting ENV_TEST_NAME"),
+        ("this is not a setting\nENV_TEST_NAME=ok\n", 1, "this line"),
+    ],
+)
+def test_unparseable_dotenv_line_is_an_error_at_its_line(dirs, text, line, named):
+    """A line python-dotenv skips (with a log line naming no file) would drop keys without a trace."""
+    persona, _ = dirs
+    (persona / ".env").write_text(text)
+    with pytest.raises(ResolutionError) as caught:
+        find("ENV_TEST_NAME", persona)
+    message = str(caught.value)
+    assert f"{persona / '.env'}:{line}: cannot parse {named}" in message and "KEY=value" in message
+    assert "never closed" not in message  # the value may be a secret
+
+
+def test_dotenv_that_is_not_utf8_names_its_line_not_its_bytes(dirs):
+    persona, _ = dirs
+    (persona / ".env").write_bytes(b"ENV_TEST_OTHER=ok\nENV_TEST_NAME=caf\xe9\n")
+    with pytest.raises(ResolutionError, match=r"\.env:2: this line is not UTF-8") as caught:
+        find("ENV_TEST_NAME", persona)
+    assert "xe9" not in str(caught.value)
+
+
+def test_dotenv_syntax_python_dotenv_accepts(dirs):
+    """A BOM, CRLF, `export`, quotes, comments and multiline values read as python-dotenv reads them."""
+    persona, _ = dirs
+    (persona / ".env").write_bytes(
+        b'\xef\xbb\xbfexport ENV_TEST_NAME="two\r\nlines" # comment\r\nENV_TEST_OTHER=\'it # stays\'\r\n'
+    )
+    assert find("ENV_TEST_NAME", persona).value == "two\r\nlines"
+    assert find("ENV_TEST_OTHER", persona).value == "it # stays"
