@@ -86,6 +86,8 @@ class ConfigInfo:
             return []
         if isinstance(value, str):
             return [item.strip() for item in value.split(self.separator) if item.strip()]
+        if not isinstance(value, (list, tuple)):
+            return value  # a provider's answer of another kind: refused where the field is resolved
         return [str(item).strip() if isinstance(item, str) else item for item in value]
 
     def __repr__(self) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -131,10 +131,18 @@ def _dynamic(value: Mapping[str, Any], *, list_field: bool) -> ConfigInfo:
 
 
 def _text(value: Any) -> Any:
-    if value is None or isinstance(value, (str, ConfigInfo)):
+    if value is None or isinstance(value, str):
         return value
     if isinstance(value, Mapping):
-        return _dynamic(value, list_field=False)
+        value = _dynamic(value, list_field=False)
+    if isinstance(value, ConfigInfo):
+        if value.is_list:  # it would resolve to a list, printed into the prompt as Python writes one
+            raise PydanticCustomError(
+                "text_type",
+                "expected text, got a dynamic field that gives a list (a list default, or is_list: true); "
+                "give one text as its default and leave is_list out",
+            )
+        return value
     hint = "; join the items into one text" if isinstance(value, (list, tuple)) else "; quote it"
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
 
@@ -164,10 +172,13 @@ def variable_values(value: Any) -> dict[str, Any]:
 
 
 def _text_list(value: Any) -> Any:
-    if value is None or isinstance(value, ConfigInfo):
+    if value is None:
         return value
     if isinstance(value, Mapping):
-        return _dynamic(value, list_field=True)
+        value = _dynamic(value, list_field=True)
+    if isinstance(value, ConfigInfo):
+        # a list field's answer is always split into items: a text is never a list of its letters
+        return value if value.is_list else replace(value, is_list=True)
     if isinstance(value, str):
         raise PydanticCustomError(
             "list_type", "expected a list of texts, got one text; write it as a YAML list (- item)"

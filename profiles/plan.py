@@ -42,6 +42,7 @@ from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_te
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
 from .resolve import (
     STORE_PREFIX,
+    check_answer,
     fetch_output_schema,
     literal_fields,
     require_fields,
@@ -688,10 +689,12 @@ class PersonaPlan:
         if context is None:
             context = self.context(*chosen)
         found = []
-        for info in self._infos:
+        for name, info in self.dynamic:
             item = info.resolve(context)
-            if isinstance(item.value, list):
-                item = replace(item, value=tuple(item.value))
+            if type(item.value) is not str and item.value is not None:
+                if isinstance(item.value, list):
+                    item = replace(item, value=tuple(item.value))
+                check_answer(name, info, item)
             found.append(item)
         items = tuple(found)
         if self._empty_required or any(items[position].value in (None, "", ()) for position in self._required):
@@ -731,6 +734,8 @@ class PersonaPlan:
                 item = info.resolve(context)
             if isinstance(item.value, list):
                 item = replace(item, value=tuple(item.value))
+            if item.value is not None:
+                check_answer(name, info, item)
             items.append(item)
             names.append(name)
         if self._empty_required or any(

@@ -27,7 +27,7 @@ from .context import Context, Resolved
 from .dynconfig import ConfigInfo
 from .environ import getenv
 from .errors import ConfigError, ResolutionError
-from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource
+from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource, type_name
 from .inputs import InputSpecError
 from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
@@ -42,6 +42,7 @@ __all__ = [
     "ROLLOUT_KEY_ENV",
     "STORE_PREFIX",
     "TEMPLATE_PATH_ENV",
+    "check_answer",
     "choose_deployment",
     "choose_rollout_key",
     "env_template_roots",
@@ -163,8 +164,35 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
         item = info.resolve(context)
         if isinstance(item.value, list):
             item = replace(item, value=tuple(item.value))
+        if item.value is not None:
+            check_answer(field, info, item)
         resolved[field] = item
     return {field: resolved[field] for field in PROFILE_FIELDS}
+
+
+def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
+    """Refuse a provider's answer that is no text (or, for a list field, no list of texts).
+
+    A provider registered in Python may answer anything; a number or a mapping would otherwise
+    be printed into the prompt as Python writes it, and bytes as a list of numbers.
+
+    Raises:
+        ResolutionError: naming the field, the key, the provider and what it gave (never its value).
+    """
+    value = item.value
+    if field in LIST_FIELDS:
+        wrong = next((part for part in value if not isinstance(part, str)), None) if isinstance(value, tuple) else value
+        if wrong is None:
+            return
+        expected = "text or a list of texts"
+    elif isinstance(value, str):
+        return
+    else:
+        wrong, expected = value, "text"
+    raise ResolutionError(
+        f"field {field!r}: provider {info.provider_name!r} answered {info.key!r} with {type_name(wrong)}, not "
+        f"{expected}; make its lookup return {'a str' if expected == 'text' else 'a str or a list of str'}"
+    )
 
 
 def resolve_variables(config: PersonaModel, context: Context | None = None) -> dict[str, Resolved]:

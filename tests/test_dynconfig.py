@@ -16,6 +16,7 @@ from profiles import (
     ProfileConfig,
     ResolutionError,
     UnknownProviderError,
+    parse_profiles,
     register_provider,
 )
 from profiles.context import Context
@@ -243,3 +244,70 @@ def test_a_required_field_from_a_store_that_is_down_says_so(monkeypatch):
     message = str(caught.value)
     assert "could not answer for 'reviewer/name' (store:reviewer/name unreachable)" in message
     assert "store put" not in message
+
+
+# -- what a field resolves to has the field's shape ---------------------------------------------------
+
+
+class Answering(ConfigProvider):
+    """A provider registered from Python, which may answer anything at all."""
+
+    name = "answering"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def lookup(self, key, *, language=None, model=None, deployment=None):
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "field", "got"),
+    [
+        (42, "name", "a number"),
+        ({"first": "Ada"}, "goal", "a mapping"),
+        (["Ada"], "role", "a list"),
+        (b"Ada", "desc", "bytes"),
+        (7, "constraints", "a number"),
+        (["Be brief.", 3], "constraints", "a number"),
+        (b"Be brief.", "constraints", "bytes"),
+        (3.5, "language", "a number"),
+    ],
+)
+def test_a_provider_answer_that_is_not_text_is_an_error(answer, field, got):
+    """Printed as Python writes it ("You are 42.", bytes as numbers) or failing inside a template before."""
+    register_provider("answering", Answering(answer))
+    is_list = field == "constraints"
+    dynamic = DynConfig(["x"] if is_list else "x", key="k", provider="answering")
+    fields = {"name": "Ada", "role": "Reviewer", field: dynamic}
+    with pytest.raises(ResolutionError) as caught:
+        ProfileConfig(**fields).create_profile().format_system_prompt()
+    message = str(caught.value)
+    assert f"field {field!r}: provider 'answering' answered 'k' with {got}" in message
+    assert "make its lookup return a str" in message
+
+
+def test_a_list_field_answered_with_texts_keeps_them():
+    register_provider("answering", Answering(("Be brief.", "Cite sources.")))
+    config = ProfileConfig(name="Ada", role="Reviewer", constraints=DynConfig(["x"], key="k", provider="answering"))
+    assert config.create_profile().get_constraints() == ["Be brief.", "Cite sources."]
+
+
+def test_a_text_default_of_a_list_field_is_one_item_not_its_letters(monkeypatch):
+    monkeypatch.delenv("RULES_UNSET_HERE", raising=False)
+    config = ProfileConfig(name="Ada", role="Reviewer", constraints=DynConfig("Be brief", key="RULES_UNSET_HERE"))
+    assert config.create_profile().get_constraints() == ["Be brief"]
+    (written,) = parse_profiles("name: A\nrole: R\nconstraints: {key: RULES_UNSET_HERE, default: one, is_list: false}")
+    assert written.create_profile().get_constraints() == ["one"]
+    monkeypatch.setenv("RULES_UNSET_HERE", "a[LIST_SEP]b")
+    assert config.create_profile().get_constraints() == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    "text", ["name: {default: [Ada, Grace]}\nrole: R", "name: Ada\nrole: R\ngoal: {key: G, default: x, is_list: true}"]
+)
+def test_a_text_field_that_would_resolve_to_a_list_is_refused_at_its_line(text):
+    with pytest.raises(ConfigError, match=r"<string>:\d:7: field '(name|goal)': expected text, got a dynamic field"):
+        parse_profiles(text)
+    with pytest.raises(ConfigError, match="give one text as its default"):
+        ProfileConfig(name=DynConfig(["Ada", "Grace"]), role="R")
