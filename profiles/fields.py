@@ -227,6 +227,8 @@ def _confined(base_dir: Path, relative: str, what: str = "template") -> Path:
     (`template`, `output_schema`).
     """
     code = what.replace(" ", "_")
+    if "\x00" in relative:  # no file name holds one: the system refuses the path outright
+        raise _fail(f"{code}_path", f"{what} path {relative!r} holds a NUL character; name a file without it")
     pure = PurePosixPath(relative.replace("\\", "/"))
     if pure.is_absolute() or relative[1:3] in (":\\", ":/"):
         raise _fail(f"{code}_path", f"{what} path {relative!r} must be relative to the persona's folder")

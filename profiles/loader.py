@@ -231,6 +231,8 @@ def _build(
 def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) -> ProfileConfig:
     """The persona `ref` names, read relative to the file that names it and confined to `root`."""
     folder = source.base_dir or Path.cwd()
+    if "\x00" in ref:  # no file name holds one: the system refuses the path outright
+        raise ConfigError(source.issue(f"{ref!r} holds a NUL character; name the parent's file without it", "extends"))
     pure = PurePosixPath(ref.replace("\\", "/"))
     if pure.is_absolute() or ref[1:3] in (":\\", ":/"):
         raise ConfigError(

@@ -172,3 +172,21 @@ def test_hidden_files_are_never_templates(tmp_path):
     with pytest.raises(ConfigError, match="hidden file") as caught:
         load_profile(persona)
     assert "sk-live-123" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "what"),
+    [
+        ('extends: "base.yaml\\0x"', "extends", "'base.yaml\\x00x' holds a NUL character"),
+        ('templates: {system: {file: "a\\0b.j2"}}', "templates", "template path 'a\\x00b.j2' holds a NUL"),
+        ('template_roots: ["a\\0b"]', "template_roots", "template path 'a\\x00b' holds a NUL"),
+        ('output_schema: {file: "a\\0b.json"}', "output_schema", "output schema path 'a\\x00b.json' holds a NUL"),
+    ],
+)
+def test_a_path_holding_nul_is_a_problem_at_its_line(persona_dir, extra, field, what):
+    """The system refuses such a path with a ValueError, which reached users as an internal error."""
+    (persona_dir / "base.yaml").write_text("goal: g\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(_persona(persona_dir, extra + "\n"))
+    (issue,) = caught.value.issues
+    assert (issue.line, issue.field) == (3, field) and what in issue.message and "Value error" not in str(issue)
