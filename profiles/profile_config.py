@@ -23,7 +23,8 @@ from . import tracing
 from .config import PersonaModel
 from .context import Context, Resolved
 from .deployments import for_deployment
-from .errors import FactoryError, ProfilesError, ResolutionError
+from .errors import ConfigError, FactoryError, ProfilesError, ResolutionError
+from .fields import type_name
 from .plan import persona_plan as plan_of
 from .profile import DefaultProfile, Profile, build_profile
 from .resolve import (
@@ -125,6 +126,8 @@ def create_profile(
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
     if (language is not None and type(language) is not str) or (model is not None and type(model) is not str):
         _refuse_context(language=language, model=model)
+    if overrides is not None or store_versions is not None:
+        _refuse_mappings(overrides, store_versions)
     deployment = choose_deployment(deployment)
     if not overrides and not store_versions:
         # the persona compiled once for this deployment and template path: only its dynamic
@@ -180,6 +183,32 @@ def _refuse_context(**given: Any) -> None:
         if value is not None and not isinstance(value, str):
             example = "'zh-TW'" if name == "language" else "'gpt-4o'"
             raise ResolutionError(f"{name} must be text such as {example} or None, got {type(value).__name__}")
+
+
+def _refuse_mappings(overrides: Any, store_versions: Any) -> None:
+    """Overrides and pins of another shape: said here, before `dict()` or a lookup trips on them.
+
+    Raises:
+        ConfigError: `overrides` is no mapping of field names.
+        ResolutionError: `store_versions` is no mapping of store key to version number.
+    """
+    if overrides is not None and (
+        not isinstance(overrides, Mapping) or not all(isinstance(name, str) for name in overrides)
+    ):
+        raise ConfigError(
+            f"overrides must be a mapping of field name to value, e.g. {{'name': 'Ada'}}, got {type_name(overrides)}"
+            + ("" if not isinstance(overrides, Mapping) else " with a key that is not text")
+        )
+    if store_versions is None:
+        return
+    if not isinstance(store_versions, Mapping) or not all(
+        isinstance(key, str) and type(version) is int for key, version in store_versions.items()
+    ):
+        raise ResolutionError(
+            "store_versions must map a store key to a version number, e.g. {'summarizer/system': 4}, "
+            f"got {type_name(store_versions)}"
+            + ("" if not isinstance(store_versions, Mapping) else " holding another kind of key or version")
+        )
 
 
 def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, Resolved]) -> Profile | None:

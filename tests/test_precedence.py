@@ -148,7 +148,7 @@ def test_store_chain_then_default(label_store, labels, deployment, override, sto
     """An override wins; else the first label of the deployment's chain the prompt has, else its
     newest version; a prompt the store lacks leaves the default."""
     from profiles import StoreProvider
-    from profiles.providers import _providers
+    from profiles.providers import _providers, get_provider
     from profiles.providers.store import label_chain
 
     name = f"{STORE_KEY}/{uuid.uuid4().hex[:8]}"
@@ -158,7 +158,7 @@ def test_store_chain_then_default(label_store, labels, deployment, override, sto
             label_store.put(name, f"v{index}", label=label if label in labels else None)
             versions[label] = index
     provider = StoreProvider(label_store.url, ttl=0)
-    previous = _providers["store"]
+    previous = get_provider("store")  # made at its first lookup: not there when this test runs alone
     _providers["store"] = provider
     try:
         config = ProfileConfig(name=DynConfig("Default", key=name, category="agent"), role="r")
@@ -177,3 +177,24 @@ def test_store_chain_then_default(label_store, labels, deployment, override, sto
     version = versions["newest"] if picked == "latest" else versions[picked]
     which = "latest" if picked == "latest" else f"label={picked}"
     assert (profile.get_name(), profile.provenance["name"]) == (f"v{version}", f"store:{name} v{version} {which}")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "said"),
+    [
+        ({"overrides": "name"}, "ConfigError", "overrides must be a mapping of field name to value"),
+        ({"overrides": [("name", "Bo")]}, "ConfigError", "got a list"),
+        ({"overrides": {5: "Bo"}}, "ConfigError", "a key that is not text"),
+        ({"store_versions": 4}, "ResolutionError", "store_versions must map a store key to a version number"),
+        ({"store_versions": {"summarizer/system": "4"}}, "ResolutionError", "another kind of key or version"),
+        ({"store_versions": {"summarizer/system": True}}, "ResolutionError", "another kind of key or version"),
+    ],
+)
+def test_overrides_and_pins_of_another_shape_are_refused(arguments, error, said):
+    """These failed inside `dict()` or a lookup (an internal error), or were taken silently."""
+    import profiles
+
+    config = ProfileConfig(name="Ada", role="Reviewer")
+    with pytest.raises(getattr(profiles, error), match=said):
+        config.create_profile(**arguments)
+    assert config.create_profile(overrides={"name": "Bo"}, store_versions={"summarizer/system": 4}).get_name() == "Bo"
