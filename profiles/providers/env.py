@@ -162,6 +162,18 @@ def _check_allowed(key: str, patterns: list[str] | None, where: str | None = Non
     )
 
 
+def _check_utf8(key: str, value: str) -> None:
+    """Refuse a variable whose bytes are not UTF-8: Python hands them on as lone surrogates
+    (`\udce9`), which print as '�' and cannot be encoded into a request. The value is not shown."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ResolutionError(
+            f"environment variable {key} holds bytes that are not UTF-8 text; set it again in UTF-8 "
+            "(or check the locale of whatever sets it)"
+        ) from None
+
+
 class EnvProvider(ConfigProvider):
     """Reads the process environment and the layered `.env` files at every lookup.
 
@@ -195,6 +207,8 @@ class EnvProvider(ConfigProvider):
             last = known[1]
             if last is not None and last.value == value:
                 return last  # the same answer as last time: one object for it, not one per lookup
+            if not value.isascii():
+                _check_utf8(key, value)
             found_now = Resolved(value, known[0], known[2])
             _KEYS[key] = (known[0], found_now, known[2])
             return found_now

@@ -252,3 +252,14 @@ def test_dotenv_syntax_python_dotenv_accepts(dirs):
     )
     assert find("ENV_TEST_NAME", persona).value == "two\r\nlines"
     assert find("ENV_TEST_OTHER", persona).value == "it # stays"
+
+
+def test_a_variable_that_is_not_utf8_is_refused_without_its_value(dirs, monkeypatch):
+    """Python hands such bytes on as lone surrogates, printed as '�' and not encodable into a request."""
+    persona, _ = dirs
+    monkeypatch.setenv("ENV_TEST_NAME", "caf\udce9")  # the bytes b"caf\xe9", as a Latin-1 shell sets them
+    with pytest.raises(ResolutionError, match="ENV_TEST_NAME holds bytes that are not UTF-8") as caught:
+        find("ENV_TEST_NAME", persona)
+    assert "caf" not in str(caught.value)
+    monkeypatch.setenv("ENV_TEST_NAME", "café 你好")
+    assert find("ENV_TEST_NAME", persona).value == "café 你好"
