@@ -554,11 +554,12 @@ def config_error_from(
         if error["type"] == "extra_forbidden" and "model_settings" in loc[:-1]:
             message = _unknown_setting_message(str(loc[-1]))
         elif error["type"] == "extra_forbidden":
-            message = _unknown_field_message(str(loc[-1]))
+            overlay = len(loc) == 3 and loc[0] == "deployments"
+            message = _unknown_field_message(str(loc[-1]), overlay=overlay)
         elif error["type"] == "missing":
             message = "is required"
         else:
-            message = error["msg"]
+            message = _plain_message(error)
         line = column = None
         if locate is not None:
             line, column = locate(loc)
@@ -567,10 +568,34 @@ def config_error_from(
     return ConfigError(issues)
 
 
-def _unknown_field_message(name: str) -> str:
+def _plain_message(error: Any) -> str:
+    """Pydantic's own wording for a type it checks itself, said in a persona author's words."""
+    kind = error["type"]
+    given = error.get("input")
+    if kind in ("bool_parsing", "bool_type"):
+        shown = repr(given)[:40] if isinstance(given, (str, int, float)) else type_name(given)
+        return f"expected true or false, got {shown}"
+    if kind in ("model_type", "model_attributes_type", "dict_type") and error["loc"][:1] == ("deployments",):
+        return (
+            f"expected a mapping of the fields this deployment changes, e.g. {{name: Plato}}, got {type_name(given)}; "
+            "leave it empty to keep the base persona"
+        )
+    return str(error["msg"])
+
+
+#: Fields of a persona that an overlay under `deployments:` cannot hold, and why.
+_NOT_IN_OVERLAYS = {
+    "deployments": "overlays do not nest; write each deployment under the persona's own deployments:",
+    "extends": "a deployment cannot extend another file; put extends: at the top of the persona",
+}
+
+
+def _unknown_field_message(name: str, *, overlay: bool = False) -> str:
     import difflib
 
-    known = known_field_names()
+    if overlay and name in _NOT_IN_OVERLAYS:
+        return f"unknown field in a deployment's overlay: {_NOT_IN_OVERLAYS[name]}"
+    known = [field for field in known_field_names() if not overlay or field not in _NOT_IN_OVERLAYS]
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean '{close[0]}'?" if close else f"known fields are {', '.join(known)}"
     return f"unknown field; {hint}"

@@ -165,3 +165,35 @@ def test_an_override_of_the_wrong_shape_is_refused(overrides, message):
         ProfileConfig(name="n", role="r").create_profile(overrides=overrides)
     kept = ProfileConfig(name="n", role="r").create_profile(overrides={"constraints": ("Be brief.",), "goal": None})
     assert list(kept.get_constraints()) == ["Be brief."]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "message"),
+    [
+        ("requires_resources: maybe", "requires_resources", "expected true or false, got 'maybe'"),
+        ("requires_resources: [1]", "requires_resources", "expected true or false, got a list"),
+        ("deployments: {prod: [name]}", "deployments.prod", "expected a mapping of the fields this deployment changes"),
+        ("deployments: {prod: 3}", "deployments.prod", "leave it empty to keep the base persona"),
+        ("deployments: {prod: {deployments: {}}}", "deployments.prod.deployments", "overlays do not nest"),
+        ("deployments: {prod: {extends: a.yaml}}", "deployments.prod.extends", "a deployment cannot extend"),
+    ],
+)
+def test_problems_pydantic_words_are_said_in_the_persona_format(extra, field, message):
+    """Pydantic's "Input should be a valid dictionary or instance of DeploymentOverlay", and an
+    overlay's `deployments:` answered with "did you mean 'deployments'?", said nothing useful."""
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError) as caught:
+        parse_profiles(f"name: Ada\nrole: Reviewer\n{extra}\n")
+    (issue,) = caught.value.issues
+    assert (issue.field, issue.line) == (field, 3) and message in issue.message
+    assert "Input should" not in issue.message and "did you mean" not in issue.message
+
+
+def test_an_overlay_is_not_offered_the_fields_it_cannot_hold():
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError) as caught:
+        parse_profiles("name: Ada\nrole: Reviewer\ndeployments: {prod: {colour: blue}}\n")
+    message = caught.value.issues[0].message
+    assert "known fields are name, role" in message and "deployments" not in message and "extends" not in message
