@@ -193,6 +193,8 @@ def _read(kind: str, text: str) -> Any:
 def _kind_of(value: Any) -> str:
     if value is None:
         return "nothing (null)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value}, which is no JSON number"
     for kind in ("boolean", "integer", "number", "string", "array", "object"):
         if _is(kind, value):
             return _WORDS[kind]

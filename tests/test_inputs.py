@@ -397,3 +397,9 @@ def test_a_dynamic_variable_is_read_by_its_inputs_type(monkeypatch):
             name="Ada", role="R", inputs={"max_steps": "integer"},
             variables={"max_steps": {"key": "PLAN_MAX_STEPS", "default": "many"}},
         )
+
+
+def test_a_number_json_has_not_is_named_as_such():
+    """`default: .inf` for a number said "expected a number, got float", which reads as a contradiction."""
+    with pytest.raises(ConfigError, match=r"default inf does not fit: expected a number, got inf, which is no JSON"):
+        parse_profiles("name: A\nrole: R\ninputs: {n: {type: number, default: .inf}}\n")
