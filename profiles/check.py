@@ -84,7 +84,7 @@ def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
     try:
         profile = config.create_profile()
     except ProfilesError as exc:
-        issue(exc.message)
+        issues.append(_placed(exc.message, file))
         return
     kinds = prompt_kinds(config, profile)
     samples, per_kind = _split_samples(config, kinds)
@@ -173,6 +173,17 @@ def _latent_secrets(config: Any) -> dict[str, str]:
         elif info.key and info.provider_name == "env" and looks_like_credential(info.key):
             found[name] = f"is read from env key {info.key!r}, whose name is a credential's"
     return found
+
+
+def _placed(message: str, file: str) -> ConfigIssue:
+    """A problem for `file`, keeping the place a message already names (`a.yaml:3: …`) once, not twice."""
+    import re
+
+    found = re.match(r"(.+?):(\d+)(?::(\d+))?: ", message)
+    if found is None or found.group(1) != file:
+        return ConfigIssue(message, file=file)
+    column = int(found.group(3)) if found.group(3) else None
+    return ConfigIssue(message[found.end() :], file=file, line=int(found.group(2)), column=column)
 
 
 def _check_kind(

@@ -29,3 +29,14 @@ def test_a_root_kind_missing_a_variable_is_reported(write):
     assert any(message.startswith("handoff prompt: template 'default/en/handoff.j2' line 1 uses 'ticket'")
                for message in messages), messages
     assert any("sample 'agents' is used by no template" in message for message in messages), messages
+
+
+def test_a_persona_that_cannot_be_created_is_named_once_at_its_line(write, runner, monkeypatch):
+    """It printed `team.yaml: team.yaml:1: field 'name' …`, the place twice."""
+    monkeypatch.delenv("CHECK_UNSET_NAME", raising=False)
+    path = write("team.yaml", "name: {key: CHECK_UNSET_NAME}\nrole: Reviewer\n")
+    (issue,) = check_paths([path]).issues
+    assert (issue.file, issue.line) == (str(path), 1) and issue.message.startswith("field 'name' is required")
+    result = runner.invoke(cli, ["check", str(path)])
+    assert result.exit_code == 2
+    assert f"{path}:1: field 'name' is required" in result.output and f"{path}: {path}" not in result.output
