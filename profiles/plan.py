@@ -42,10 +42,10 @@ from .rendering.renderer import CompiledTemplate, Renderer, get_renderer, has_te
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS, PROMPT_KINDS, REQUIRED_VARIABLES
 from .resolve import (
     STORE_PREFIX,
-    check_answer,
     fetch_output_schema,
     literal_fields,
     require_fields,
+    resolve_field,
     resolve_settings,
     resolve_variables,
 )
@@ -688,14 +688,8 @@ class PersonaPlan:
         context = self._contexts.get(chosen)
         if context is None:
             context = self.context(*chosen)
-        found = []
-        for name, info in self.dynamic:
-            item = info.resolve(context)
-            if type(item.value) is not str and item.value is not None:
-                if isinstance(item.value, list):
-                    item = replace(item, value=tuple(item.value))
-                check_answer(name, info, item)
-            found.append(item)
+        config = self.config
+        found = [resolve_field(config, name, info, context) for name, info in self.dynamic]
         items = tuple(found)
         if self._empty_required or any(items[position].value in (None, "", ()) for position in self._required):
             require_fields(self.config, self._resolved(language, model, self._names, items), lines=self.persona)
@@ -719,23 +713,19 @@ class PersonaPlan:
             if name == "language":
                 if language:
                     continue
-                item = info.resolve(asked)
+                item = resolve_field(self.config, name, info, asked)
                 chosen_language = item.value
             elif name == "model":
                 if model:
                     continue
-                item = info.resolve(asked)
+                item = resolve_field(self.config, name, info, asked)
                 chosen_model = item.value
             else:
                 if language == chosen_language and model == chosen_model:
                     context = asked
                 else:
                     context = self.context(chosen_language, chosen_model, rollout_key)
-                item = info.resolve(context)
-            if isinstance(item.value, list):
-                item = replace(item, value=tuple(item.value))
-            if item.value is not None:
-                check_answer(name, info, item)
+                item = resolve_field(self.config, name, info, context)
             items.append(item)
             names.append(name)
         if self._empty_required or any(

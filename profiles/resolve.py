@@ -50,7 +50,9 @@ __all__ = [
     "fetch_templates",
     "is_literal",
     "literal_fields",
+    "placed",
     "require_fields",
+    "resolve_field",
     "resolve_fields",
     "resolve_settings",
     "resolve_variables",
@@ -78,9 +80,14 @@ def choose_deployment(deployment: str | None) -> str | None:
     Raises:
         ResolutionError: the name could lead a provider out of its folder (`../x`, a path).
     """
-    chosen = deployment if deployment is not None else getenv(DEPLOYMENT_ENV) or None
+    if deployment is not None:
+        return check_deployment(deployment)
+    chosen = getenv(DEPLOYMENT_ENV) or None
     if chosen is not None:
-        check_deployment(chosen)
+        try:
+            check_deployment(chosen)
+        except ResolutionError as exc:  # nobody passed it: say where it came from
+            raise ResolutionError(f"{DEPLOYMENT_ENV}: {exc.message}; or unset {DEPLOYMENT_ENV}") from None
     return chosen
 
 
@@ -160,14 +167,41 @@ def resolve_fields(config: PersonaModel, context: Context | None = None) -> dict
             chosen = (resolved["language"].value, resolved["model"].value)
             if (context.language, context.model) != chosen:
                 context = replace(context, language=chosen[0], model=chosen[1])
-        info: ConfigInfo = getattr(config, field)
-        item = info.resolve(context)
-        if isinstance(item.value, list):
-            item = replace(item, value=tuple(item.value))
-        if item.value is not None:
-            check_answer(field, info, item)
-        resolved[field] = item
+        resolved[field] = resolve_field(config, field, getattr(config, field), context)
     return {field: resolved[field] for field in PROFILE_FIELDS}
+
+
+def resolve_field(config: PersonaModel, field: str, info: ConfigInfo, context: Context) -> Resolved:
+    """One dynamic field's value for `context`, a list as a tuple, checked to have the field's shape.
+
+    Raises:
+        ResolutionError: the provider failed, refused the key or answered no text; the message
+            starts with the file and line the field was written on, and the field.
+    """
+    try:
+        item = info.resolve(context)
+        value = item.value
+        if type(value) is not str and value is not None:
+            if isinstance(value, list):
+                item = replace(item, value=tuple(value))
+            check_answer(field, info, item)
+        return item
+    except ResolutionError as exc:
+        where = (context.deployment and config.line_of("deployments", context.deployment, field)) or config.line_of(
+            field
+        )
+        raise placed(exc, f"field {field!r}", where) from exc
+
+
+def placed(exc: ResolutionError, what: str, where: tuple[str, int] | None) -> ResolutionError:
+    """`exc` said again after the place and the name of what failed (`a.yaml:1: field 'name': …`).
+
+    A message that names the place already (a required field, which says so itself) is kept as it is.
+    """
+    place = f"{where[0]}:{where[1]}: " if where else ""
+    if exc.message.startswith(f"{place}{what}") or (place and exc.message.startswith(place)):
+        return exc
+    return type(exc)(f"{place}{what}: {exc.message}")
 
 
 def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
@@ -177,7 +211,7 @@ def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
     be printed into the prompt as Python writes it, and bytes as a list of numbers.
 
     Raises:
-        ResolutionError: naming the field, the key, the provider and what it gave (never its value).
+        ResolutionError: naming the key, the provider and what it gave (never its value).
     """
     value = item.value
     if field in LIST_FIELDS:
@@ -190,7 +224,7 @@ def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
     else:
         wrong, expected = value, "text"
     raise ResolutionError(
-        f"field {field!r}: provider {info.provider_name!r} answered {info.key!r} with {type_name(wrong)}, not "
+        f"provider {info.provider_name!r} answered {info.key!r} with {type_name(wrong)}, not "
         f"{expected}; make its lookup return {'a str' if expected == 'text' else 'a str or a list of str'}"
     )
 
@@ -219,7 +253,10 @@ def resolve_variables(config: PersonaModel, context: Context | None = None) -> d
         try:
             item = value.resolve(context)
         except ResolutionError as exc:
-            raise ResolutionError(f"variable {name!r}: {exc.message}") from exc
+            where = (context.deployment and config.line_of("deployments", context.deployment, "variables")) or (
+                config.line_of("variables", name) or config.line_of("variables")
+            )
+            raise placed(exc, f"variable {name!r}", where) from exc
         if isinstance(item.value, list):
             item = Resolved(tuple(item.value), item.source, item.secret)
         spec = config.inputs.get(name)
@@ -471,7 +508,13 @@ def resolve_settings(config: PersonaModel, context: Context | None = None) -> di
             written = f"yaml:{where[0]}:{where[1]}" if where else fallback
             resolved[name] = Resolved(value, overlaid.get(key) or written)
             continue
-        item = value.resolve(context)
+        try:
+            item = value.resolve(context)
+        except ResolutionError as exc:
+            where = (
+                context.deployment and config.line_of("deployments", context.deployment, "model_settings", name)
+            ) or config.line_of("model_settings", name)
+            raise placed(exc, key, where) from exc
         if item.value is None:
             resolved[name] = item
             continue

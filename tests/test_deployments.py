@@ -277,3 +277,40 @@ def test_overlay_may_change_resources_and_tools(write):
     assert [tool.name for tool in prod.tools] == ["search"]
     with pytest.raises(ResourceError):
         prod.format_system_prompt()
+
+
+def test_an_unsafe_profiles_deployment_names_the_variable(write, monkeypatch):
+    """Nobody passed the name: the error must say it came from the environment."""
+    path = write("team.yaml", "name: Ada\nrole: Reviewer\n")
+    monkeypatch.setenv("PROFILES_DEPLOYMENT", "../x")
+    with pytest.raises(ResolutionError, match=r"^PROFILES_DEPLOYMENT: deployment name '\.\./x' is not allowed.*unset"):
+        load_profile(path).create_profile()
+
+
+@pytest.mark.parametrize(
+    ("deployment", "place"),
+    [
+        (None, "team.yaml:1: field 'name'"),
+        ("prod", "team.yaml:9: field 'role'"),
+    ],
+)
+def test_a_refused_env_key_is_named_at_its_field_and_line(write, monkeypatch, deployment, place):
+    """`env key 'TEAM_NAME' is not allowed…` said neither which persona nor which field reads it."""
+    path = write(
+        "team.yaml",
+        "name: {key: TEAM_NAME, default: Ada}\nrole: Reviewer\nvariables:\n"
+        "  company: {key: TEAM_COMPANY, default: Acme}\n"
+        "model_settings:\n  temperature: {key: TEAM_TEMPERATURE, default: '0.2'}\ndeployments:\n  prod:\n"
+        "    role: {key: TEAM_ROLE, default: Reviewer}\n",
+    )
+    config = load_profile(path)
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "TEAM_COMPANY,TEAM_TEMPERATURE" + (",TEAM_NAME" if deployment else ""))
+    with pytest.raises(ResolutionError) as caught:
+        config.create_profile(deployment=deployment)
+    assert str(caught.value).startswith(f"{path.parent / place}: env key "), str(caught.value)
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "TEAM_NAME,TEAM_ROLE,TEAM_TEMPERATURE")
+    with pytest.raises(ResolutionError, match=r"team\.yaml:4: variable 'company': env key 'TEAM_COMPANY'"):
+        config.create_profile().format_system_prompt()
+    monkeypatch.setenv("PROFILES_ENV_ALLOW", "TEAM_NAME,TEAM_ROLE,TEAM_COMPANY")
+    with pytest.raises(ResolutionError, match=r"team\.yaml:6: model_settings\.temperature: env key 'TEAM_TEMPERATURE'"):
+        config.create_profile().to_request("Hi", model="gpt-4o")
