@@ -316,7 +316,10 @@ def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int 
         found = [config for config in configs if config.name == name]
         if len(found) != 1:
             what = "no persona" if not found else f"{len(found)} personas"
-            raise ConfigError(ConfigIssue(f"holds {what} named {name!r}; its personas are {names()}", file=file))
+            how = "; pick one by number instead (--index N, load_profile(path, index=N))" if found else ""
+            raise ConfigError(
+                ConfigIssue(f"holds {what} named {name!r}; its personas are {names()}{how}", file=file)
+            )
         return found[0]
     if len(configs) != 1:
         raise ConfigError(

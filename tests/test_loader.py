@@ -238,3 +238,10 @@ def test_anchors_merge_keys_and_tags_load_as_yaml_says():
     (document,), issues, _ = _documents(text, "p.yaml")
     assert document == yaml.safe_load(text) and not issues
     assert document["copy"] is document["base"]
+
+
+def test_a_name_two_personas_share_says_how_to_pick_one(write):
+    path = write("team.yaml", "name: Ada\nrole: Reviewer\n---\nname: Ada\nrole: Writer\n")
+    with pytest.raises(ConfigError, match=r"holds 2 personas named 'Ada'; .*pick one by number instead \(--index N"):
+        load_profile(path, name="Ada")
+    assert load_profile(path, index=2).role == "Writer"
