@@ -76,6 +76,16 @@ class _View:
     kinds: tuple[str, ...]
     roots: tuple[Path, ...]
     fields: Mapping[str, Any] = field(default_factory=dict)
+    #: The deployment whose overlay this view applies, None for the base persona.
+    deployment: str | None = None
+
+    def line_of(self, config: _Persona, *path: str) -> tuple[tuple[str, ...], tuple[str, int] | None]:
+        """(field path, where it was written): in this view's overlay when the overlay writes it."""
+        if self.deployment is not None:
+            found = config.line_of("deployments", self.deployment, *path)
+            if found is not None:
+                return ("deployments", self.deployment, *path), found
+        return path, config.line_of(*path)
 
 
 def _literal(value: Any) -> Any:
@@ -94,7 +104,7 @@ def _kinds(templates: Mapping[str, Any], layout: Any, tools: Any) -> tuple[str, 
 
 
 def _views(config: _Persona) -> list[_View]:
-    def view(where: str, source: Any, over: Any = None) -> _View:
+    def view(where: str, source: Any, over: Any = None, deployment: str | None = None) -> _View:
         def pick(name: str) -> Any:
             return getattr(over, name) if over is not None and name in over.model_fields_set else getattr(source, name)
 
@@ -113,6 +123,7 @@ def _views(config: _Persona) -> list[_View]:
             _kinds(templates, pick("messages"), pick("tools")),
             tuple(pick("template_roots")),
             {name: _literal(pick(name)) for name in PROFILE_FIELDS},
+            deployment,
         )
 
     views = [view("", config)]
@@ -129,7 +140,7 @@ def _views(config: _Persona) -> list[_View]:
     }
     for name, overlay in config.deployments.items():
         if watched & overlay.model_fields_set:
-            views.append(view(f"deployment {name!r}: ", config, overlay))
+            views.append(view(f"deployment {name!r}: ", config, overlay, name))
     return views
 
 
@@ -163,11 +174,19 @@ def _find(renderer: Renderer, name: str) -> str | None:
 
 
 def _place(
-    config: _Persona, renderer: Renderer, kind: str, compiled: CompiledTemplate, own: Any, item: Variable
+    config: _Persona,
+    renderer: Renderer,
+    kind: str,
+    compiled: CompiledTemplate,
+    own: Any,
+    item: Variable,
+    view: _View | None = None,
 ) -> tuple[str, str | None, int | None]:
-    """(field path, file, line) of the read `item` of `compiled`: in its own text, or in a file it pulls in."""
+    """(field path, file, line) of the read `item` of `compiled`: in its own text, or in a file it pulls in;
+    a template an overlay of `view` writes is placed in that overlay."""
     source_file = config.source_file
-    path = f"templates.{kind}" if own is not None else ""
+    written, at = view.line_of(config, "templates", kind) if view is not None else (("templates", kind), None)
+    path = ".".join(written) if own is not None else ""
     if item.template != compiled.name:  # read in a file the template extends, includes or imports
         found = _find(renderer, item.template)
         return path, found or source_file, item.line if found else None
@@ -176,7 +195,7 @@ def _place(
         base = Path(source_file).parent if source_file else None
         return path, str(base / relative) if base else relative, item.line
     if own is not None:
-        at = config.line_of("templates", kind) or config.line_of("templates")
+        at = at or config.line_of("templates", kind) or config.line_of("templates")
         return path, at[0] if at else source_file, at[1] if at else None
     found = _find(renderer, compiled.name)
     return "", found or source_file, item.line if found else None
@@ -226,7 +245,7 @@ def check_declared_inputs(config: _Persona) -> list[ConfigIssue]:
                 if key in seen:
                     continue
                 seen.add(key)
-                path, file, at = _place(config, renderer, kind, compiled, own, item)
+                path, file, at = _place(config, renderer, kind, compiled, own, item, view)
                 issues.append(
                     ConfigIssue(
                         f"{view.where}{_reader(compiled, own, item)} reads {name!r}, "
@@ -259,16 +278,16 @@ def check_declared_inputs(config: _Persona) -> list[ConfigIssue]:
                     seen.add((field_name, text, name))
                     item = compiled.variables[name]
                     where = f" ({item.where})" if item.template != compiled.name else ""
-                    found = config.line_of(field_name)
+                    written, found = view.line_of(config, field_name)
                     issues.append(
                         ConfigIssue(
                             f"{view.where}field {field_name!r}{where} reads {name!r}, which 'inputs:' does not "
                             f"declare; declare it (e.g. inputs: {{{name}: string}}) or give it a default under "
                             "'variables:'",
-                            field_name,
+                            ".".join(written),
                             found[0] if found else config.source_file,
                             found[1] if found else None,
-                            loc=(field_name,),
+                            loc=written,
                             code="undeclared_input",
                         )
                     )

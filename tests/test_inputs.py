@@ -403,3 +403,16 @@ def test_a_number_json_has_not_is_named_as_such():
     """`default: .inf` for a number said "expected a number, got float", which reads as a contradiction."""
     with pytest.raises(ConfigError, match=r"default inf does not fit: expected a number, got inf, which is no JSON"):
         parse_profiles("name: A\nrole: R\ninputs: {n: {type: number, default: .inf}}\n")
+
+
+def test_an_overlays_template_reading_an_undeclared_input_is_placed_in_the_overlay():
+    """It pointed at the base persona's template (line 4), which reads only what it declares."""
+    text = (
+        "name: Ada\nrole: R\ninputs: {ticket: string}\ntemplates: {user: {inline: '{{ ticket }}'}}\n"
+        "goal: 'About {{ ticket }}'\ndeployments:\n  prod:\n    templates: {user: {inline: '{{ tikcet }}'}}\n"
+        "    goal: 'On {{ tikcet }}'\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        parse_profiles(text)
+    placed = sorted((issue.line, issue.field) for issue in caught.value.issues)
+    assert placed == [(8, "deployments.prod.templates.user"), (9, "deployments.prod.goal")], caught.value.issues
