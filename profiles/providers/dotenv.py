@@ -96,7 +96,7 @@ def _parse(path: Path, label: str) -> dict[str, str]:
 
     A line python-dotenv cannot parse (an unclosed quote, a key with a space) is an error naming
     the file and line: skipping it, as python-dotenv does with a log line that names neither,
-    would drop the key and every key after an unclosed quote without a trace.
+    would drop the key without a trace, and a persona would silently fall back to its default.
 
     Raises:
         ResolutionError: the file cannot be read, is not UTF-8, or has a line that cannot be parsed.
