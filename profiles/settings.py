@@ -222,11 +222,29 @@ def check_extra(value: Any) -> dict[str, Any]:
         if key in _APIS:
             if not isinstance(item, dict):
                 raise SettingError("extra", f"{key!r} names an API: its value is a mapping of keys for that API only")
-            for inner in item:
+            for inner, value_of_inner in item.items():
                 _check_extra_key(inner, f"{key}.{inner}")
+                _check_nested_keys(value_of_inner, f"{key}.{inner}")
         else:
             _check_extra_key(key, key)
+            _check_nested_keys(item, key)
     return plain
+
+
+def _check_nested_keys(value: Any, where: str) -> None:
+    """Refuse a credential's key anywhere inside an `extra` value (`extra_headers: {Authorization: …}`)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _normal(key) in CREDENTIAL_KEYS:
+                raise SettingError(
+                    "extra",
+                    f"{f'{where}.{key}'!r} would put a credential into the request body; give the API key to your "
+                    "client instead",
+                )
+            _check_nested_keys(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_nested_keys(item, f"{where}[{index}]")
 
 
 def _check_extra_key(key: str, where: str) -> None:

@@ -229,6 +229,8 @@ def test_extra_goes_through_untouched_and_per_api(server):
         ({"anthropic": {"system": "x"}}, "written from the persona itself"),
         ({"api_key": "sk-1"}, "would put a credential into the request body"),
         ({"openai-chat": {"Authorization": "Bearer x"}}, "would put a credential"),
+        ({"extra_headers": {"Authorization": "Bearer x"}}, "'extra_headers.Authorization' would put a credential"),
+        ({"openai-chat": {"tools_meta": [{"api_key": "x"}]}}, r"'openai-chat.tools_meta\[0\].api_key' would put"),
         ({"anthropic": 3}, "names an API"),
         ({"n": float("nan")}, "plain JSON data"),
     ],
