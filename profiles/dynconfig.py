@@ -64,6 +64,8 @@ class ConfigInfo:
                     f"provider {self.provider_name!r} failed to look up {self.key!r}: "
                     f"{type(exc).__name__}; check that provider's configuration"
                 ) from exc
+            if found is not None and (type(found) is not Resolved or type(found.source) is not str):
+                self._check_found(found)
         if found is None or found.value in (None, ""):
             # a provider that answers Resolved(None, why) says why the default is used (a store outage)
             why = f" ({found.source})" if found is not None and found.value is None and found.source else ""
@@ -73,6 +75,16 @@ class ConfigInfo:
             return found  # already what this field resolves to: immutable, so it is handed on as it is
         return Resolved(
             self._shape(found.value), found.source, self.secret or found.secret, found.stale, details=found.details
+        )
+
+    def _check_found(self, found: Any) -> None:
+        """Refuse what a provider's own `find` gave when it is no `Resolved` with a text source."""
+        if isinstance(found, Resolved) and isinstance(found.source, str):
+            return
+        got = "a Resolved whose source is no text" if isinstance(found, Resolved) else type(found).__name__
+        raise ResolutionError(
+            f"provider {self.provider_name!r} answered {self.key!r} with {got}; its find() returns "
+            "Resolved(value, source) with the source as text, or None (or implement lookup() instead)"
         )
 
     def query(self, **context: Any) -> Any:

@@ -225,7 +225,7 @@ def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
         wrong, expected = value, "text"
     raise ResolutionError(
         f"provider {info.provider_name!r} answered {info.key!r} with {type_name(wrong)}, not "
-        f"{expected}; make its lookup return {'a str' if expected == 'text' else 'a str or a list of str'}"
+        f"{expected}; make the provider answer {'a str' if expected == 'text' else 'a str or a list of str'}"
     )
 
 

@@ -15,6 +15,7 @@ from profiles import (
     DynConfig,
     ProfileConfig,
     ResolutionError,
+    Resolved,
     UnknownProviderError,
     parse_profiles,
     register_provider,
@@ -284,7 +285,7 @@ def test_a_provider_answer_that_is_not_text_is_an_error(answer, field, got):
         ProfileConfig(**fields).create_profile().format_system_prompt()
     message = str(caught.value)
     assert f"field {field!r}: provider 'answering' answered 'k' with {got}" in message
-    assert "make its lookup return a str" in message
+    assert "make the provider answer a str" in message
 
 
 def test_a_list_field_answered_with_texts_keeps_them():
@@ -311,3 +312,29 @@ def test_a_text_field_that_would_resolve_to_a_list_is_refused_at_its_line(text):
         parse_profiles(text)
     with pytest.raises(ConfigError, match="give one text as its default"):
         ProfileConfig(name=DynConfig(["Ada", "Grace"]), role="R")
+
+
+class Finding(ConfigProvider):
+    """A provider that implements find(), and may hand back something other than a Resolved."""
+
+    name = "finding"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def find(self, key, context):
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("answer", "got"),
+    [("Ada", "str"), ({"value": "Ada"}, "dict"), (Resolved("Ada", 5), "a Resolved whose source is no text")],
+)
+def test_a_find_that_answers_no_resolved_is_an_error(answer, got):
+    """`found.value` on a str failed outside the provider's guard: an internal error."""
+    register_provider("finding", Finding(answer))
+    config = ProfileConfig(name=DynConfig("x", key="k", provider="finding"), role="Reviewer")
+    with pytest.raises(ResolutionError, match=f"field 'name': provider 'finding' answered 'k' with {got}; .*Resolved"):
+        config.create_profile()
+    register_provider("finding", Finding(Resolved("Ada", "finding:k")))
+    assert config.create_profile().provenance["name"] == "finding:k"
