@@ -169,10 +169,37 @@ def schema_problems(schema: Any) -> list[str]:
     problems = [
         f"{_where(error.absolute_path)}: {error.message}" for error in sorted(meta.iter_errors(schema), key=str)
     ]
+    ids, anchors = _names_declared(schema)
     for path, ref in _local_refs(schema):
-        if ref.startswith("#") and not (ref == "#" or (ref.startswith("#/") and _resolves(schema, ref))):
-            problems.append(f"{_where(path)}/$ref: {ref!r} points at nothing in the schema")
+        if ref.startswith("#"):
+            if not (ref == "#" or (ref.startswith("#/") and _resolves(schema, ref)) or ref[1:] in anchors):
+                problems.append(f"{_where(path)}/$ref: {ref!r} points at nothing in the schema")
+        elif ref.split("#", 1)[0] not in ids:
+            # a validator would try to fetch it, or fail when a reply is checked: nothing is read from outside
+            problems.append(
+                f"{_where(path)}/$ref: {ref!r} points outside the schema; only references inside it are followed "
+                "(#/…, or an $id it declares): copy the referenced schema in under $defs"
+            )
     return problems
+
+
+def _names_declared(node: Any) -> tuple[set[str], set[str]]:
+    """The `$id`s and `$anchor`s (and `$dynamicAnchor`s) a schema declares anywhere inside it."""
+    ids: set[str] = set()
+    anchors: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if isinstance(item.get("$id"), str):
+                ids.add(item["$id"].split("#", 1)[0])
+            for key in ("$anchor", "$dynamicAnchor"):
+                if isinstance(item.get(key), str):
+                    anchors.add(item[key])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return ids, anchors
 
 
 # OpenAI strict mode ---------------------------------------------------------------------------

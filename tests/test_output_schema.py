@@ -89,6 +89,9 @@ def test_a_symlink_out_of_the_folder_is_refused(write, tmp_path):
         ({"type": "object", "required": "answer"}, "/required: 'answer' is not of type 'array'"),
         ({"$schema": "https://example.org/my-draft", "type": "object"}, "unknown meta-schema"),
         ({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}, "points at nothing in the schema"),
+        ({"type": "object", "properties": {"a": {"$ref": "#nowhere"}}}, "'#nowhere' points at nothing"),
+        ({"properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}}, "'http://127.0.0.1:9/x.json' points outside"),
+        ({"properties": {"a": {"$ref": "common.json#/$defs/id"}}}, "copy the referenced schema in under $defs"),
         ({"type": "string", "pattern": "(unclosed"}, "is not a 'regex'"),
         ({"minimum": 0, "exclusiveMinimum": True}, "True is not of type 'number'"),
         ("a string", "a JSON Schema is a mapping"),
@@ -299,3 +302,14 @@ def test_explain_names_where_the_schema_was_written():
     rows = {row.field: row.source for row in config.create_profile(deployment="prod").explain()}
     assert rows["output_schema"] == "overlay prod: a.yaml:6"
     assert ProfileConfig(name="A", role="R", output_schema=ANSWER).create_profile().output_schema.origin == "literal"
+
+
+def test_references_inside_the_schema_by_anchor_or_id_are_followed():
+    """A remote `$ref` was taken at load and failed inside jsonschema at the first reply (no ProfilesError)."""
+    anchored = {"$defs": {"p": {"$anchor": "point", "type": "string"}}, "properties": {"a": {"$ref": "#point"}}}
+    named = {"$id": "urn:example:reply", "type": "object", "properties": {"a": {"$ref": "urn:example:reply"}}}
+    for schema in (anchored, named):
+        profile = ProfileConfig(name="Ada", role="R", output_schema=schema).create_profile()
+        with pytest.raises(SchemaReplyError):
+            profile.parse_reply('{"a": 1}')
+    assert ProfileConfig(name="Ada", role="R", output_schema=anchored).create_profile().parse_reply('{"a": "x"}')
