@@ -138,6 +138,97 @@ def _resolves(root: Any, ref: str) -> bool:
     return True
 
 
+#: Longest a schema's `pattern` may take to match one value of a reply, in seconds.
+PATTERN_SECONDS = 1.0
+
+_BOUNDED: dict[Any, Any] = {}
+
+
+def _bounded(cls: Any) -> Any:
+    """`cls` with `pattern`, `patternProperties` and `additionalProperties` matched under a time bound.
+
+    A persona's pattern such as `^(a+)+$` backtracks for minutes on a reply of thirty characters,
+    and Python's `re` cannot be stopped; the `regex` package (installed with the schema extra) can.
+    Without it the validator is `cls` itself.
+    """
+    found = _BOUNDED.get(cls)
+    if found is not None:
+        return found
+    try:
+        import regex
+    except ImportError:  # jsonschema installed alone: patterns match as jsonschema matches them
+        return cls
+    jsonschema = _jsonschema()
+    error_type = jsonschema.ValidationError
+
+    def search(pattern: str, text: str) -> bool:
+        try:
+            return regex.search(pattern, text, timeout=PATTERN_SECONDS) is not None
+        except TimeoutError:
+            raise _SlowPattern(pattern) from None
+
+    def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string"):
+            try:
+                if not search(patrn, instance):
+                    yield error_type(f"{instance!r} does not match {patrn!r}")
+            except _SlowPattern as slow:
+                yield error_type(slow.message)
+
+    def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Any:
+        if not validator.is_type(instance, "object"):
+            return
+        for patrn, subschema in patterns.items():
+            for key, value in instance.items():
+                try:
+                    matched = search(patrn, key)
+                except _SlowPattern as slow:
+                    yield error_type(slow.message)
+                    return
+                if matched:
+                    yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+    keywords = cls.VALIDATORS
+    additional = keywords.get("additionalProperties")
+
+    def additional_properties(validator: Any, allowed: Any, instance: Any, schema: Any) -> Any:
+        patterns = schema.get("patternProperties") if isinstance(schema, dict) else None
+        if not patterns or not validator.is_type(instance, "object"):
+            yield from additional(validator, allowed, instance, schema)
+            return
+        # jsonschema's own keyword, with its search for the keys no pattern matches bounded
+        joined = "|".join(patterns)
+        properties = schema.get("properties", {})
+        try:
+            extras = [key for key in instance if key not in properties and not search(joined, key)]
+        except _SlowPattern as slow:
+            yield error_type(slow.message)
+            return
+        if validator.is_type(allowed, "object"):
+            for key in extras:
+                yield from validator.descend(instance[key], allowed, path=key)
+        elif not allowed and extras:
+            verb = "does" if len(extras) == 1 else "do"
+            listed = ", ".join(repr(key) for key in sorted(extras))
+            yield error_type(f"{listed} {verb} not match any of the regexes: {', '.join(map(repr, sorted(patterns)))}")
+
+    changed = {"pattern": pattern, "patternProperties": pattern_properties}
+    if additional is not None:
+        changed["additionalProperties"] = additional_properties
+    found = _BOUNDED[cls] = jsonschema.validators.extend(cls, {k: v for k, v in changed.items() if k in keywords})
+    return found
+
+
+class _SlowPattern(Exception):
+    def __init__(self, pattern: str) -> None:
+        shown = pattern if len(pattern) <= 60 else pattern[:59] + "…"
+        self.message = (
+            f"the schema's pattern {shown!r} took over {PATTERN_SECONDS:g} s to check this value, so it was not "
+            "checked; the persona's output_schema needs a pattern that does not backtrack (e.g. ^a+$ for ^(a+)+$)"
+        )
+        super().__init__(self.message)
+
+
 def _validator_class(schema: Any) -> Any:
     jsonschema = _jsonschema()
     if isinstance(schema, dict) and "$schema" in schema:
@@ -329,7 +420,7 @@ class OutputSchema:
 
     @cached_property
     def _validator(self) -> Any:
-        cls = _validator_class(self.schema)
+        cls = _bounded(_validator_class(self.schema))
         return cls(self.schema)
 
     def errors(self, value: Any) -> list[str]:

@@ -313,3 +313,25 @@ def test_references_inside_the_schema_by_anchor_or_id_are_followed():
         with pytest.raises(SchemaReplyError):
             profile.parse_reply('{"a": 1}')
     assert ProfileConfig(name="Ada", role="R", output_schema=anchored).create_profile().parse_reply('{"a": "x"}')
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string", "pattern": "^(a|a)+$"},
+        {"type": "object", "patternProperties": {"^(a|a)+$": {"type": "string"}}},
+        {"type": "object", "patternProperties": {"^(a|a)+$": {}}, "additionalProperties": False},
+    ],
+)
+def test_a_pattern_that_backtracks_is_stopped_at_its_bound(schema, monkeypatch):
+    """A persona's `^(a|a)+$` took Python's `re` minutes on a reply of forty characters: a hang."""
+    from profiles import output_schema
+
+    monkeypatch.setattr(output_schema, "PATTERN_SECONDS", 0.05)  # the reply below takes `re` about a second
+    profile = ProfileConfig(name="Ada", role="R", output_schema=schema).create_profile()
+    text = "a" * 24 + "!"
+    reply = json.dumps(text if schema["type"] == "string" else {text: 1})
+    with pytest.raises(SchemaReplyError, match=r"the schema's pattern '\^\(a\|a\)\+\$' took over 0.05 s") as caught:
+        profile.parse_reply(reply)
+    assert "does not backtrack" in str(caught.value)
+    assert profile.parse_reply(json.dumps("a" * 3 if schema["type"] == "string" else {"aaa": "x"}))
