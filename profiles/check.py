@@ -26,7 +26,7 @@ needs a sample (the first of its `examples` counts as one).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +77,33 @@ def check_paths(paths: Iterable[str | Path]) -> CheckReport:
 
 
 def _check_config(config: Any, file: str, issues: list[ConfigIssue]) -> None:
+    """Check the persona as it is and in each deployment it lists; a problem every one shares is said once."""
+    seen: set[tuple[str, str, Any]] = set()
+    for deployment in (None, *sorted(getattr(config, "deployments", None) or ())):
+        found: list[ConfigIssue] = []
+        _check_deployment(config, deployment, file, found)
+        for item in found:
+            key = (item.message, item.field, item.line)
+            if key in seen:
+                continue
+            seen.add(key)
+            if deployment is not None:
+                item = replace(item, message=f"deployment {deployment!r}: {item.message}")
+            issues.append(item)
+
+
+def _check_deployment(persona: Any, deployment: str | None, file: str, issues: list[ConfigIssue]) -> None:
+    config = persona.for_deployment(deployment) if deployment else persona
+
     def issue(message: str, *path: str) -> None:
-        found = config.line_of(*path) if path else None
+        # what the deployment's overlay writes is pointed at there
+        found = (deployment and path and config.line_of("deployments", deployment, *path)) or (
+            config.line_of(*path) if path else None
+        )
         issues.append(ConfigIssue(message, ".".join(path), found[0] if found else file, found[1] if found else None))
 
     try:
-        profile = config.create_profile()
+        profile = persona.create_profile(deployment=deployment)
     except ProfilesError as exc:
         issues.append(_placed(exc.message, file))
         return

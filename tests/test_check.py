@@ -40,3 +40,21 @@ def test_a_persona_that_cannot_be_created_is_named_once_at_its_line(write, runne
     result = runner.invoke(cli, ["check", str(path)])
     assert result.exit_code == 2
     assert f"{path}:1: field 'name' is required" in result.output and f"{path}: {path}" not in result.output
+
+
+def test_each_listed_deployment_is_checked_and_a_shared_problem_said_once(write):
+    """An overlay whose prompt cannot render with the samples passed `profiles check` (only a snapshot saw it)."""
+    path = write(
+        "team.yaml",
+        "name: Ada\nrole: Reviewer\ninputs: {ticket: string}\n"
+        "templates:\n  user: {inline: 'T {{ ticket }}'}\n"
+        "samples: {ticket: T-1, mood: calm}\n"
+        "deployments:\n  dev:\n    inputs: {ticket: integer}\n  prod: {name: Grace}\n",
+    )
+    report = check_paths([path])
+    messages = [(issue.line, issue.message) for issue in report.issues]
+    dev = [line for line, message in messages if message.startswith("deployment 'dev': ")]
+    assert 9 in dev, messages  # the overlay's own declaration
+    assert not any(message.startswith("deployment 'prod'") for _, message in messages), messages
+    mood = [message for _, message in messages if "'mood'" in message]
+    assert len(mood) == 1 and not mood[0].startswith("deployment"), messages  # every deployment shares it
