@@ -860,7 +860,8 @@ class DefaultProfile(Profile):
         if plan.secret:
             for name in plan.secret:
                 if name not in caller and inputs.get(name) is None:
-                    raise _secret_error(name, self._withheld(name) or Resolved(None, "?"), compiled, kind)
+                    item = self._withheld(name) or Resolved(None, "?")
+                    raise _secret_error(name, item, compiled, kind, variable=name in self.bound)
         if plan.fields:
             rendered: dict[str, Any] = {}
             lookup = self._lookup(kind, inputs, caller, rendered)
@@ -904,7 +905,9 @@ class DefaultProfile(Profile):
             if value is not None:
                 return value
             if name in withheld:
-                raise _secret_error(name, self._withheld(name), template, kind)  # type: ignore[arg-type]
+                raise _secret_error(
+                    name, self._withheld(name), template, kind, variable=name in bound  # type: ignore[arg-type]
+                )
             if name in bound:
                 return bound[name]
             if name in values:
@@ -980,8 +983,17 @@ class DefaultProfile(Profile):
         return f"DefaultProfile(profile_id={self.profile_id!r}, name={shown})"
 
 
-def _secret_error(name: str, item: Resolved, template: CompiledTemplate, kind: str) -> SecretError:
+def _secret_error(
+    name: str, item: Resolved, template: CompiledTemplate, kind: str, *, variable: bool = False
+) -> SecretError:
+    """`variable`: the secret is a `variables:` entry, which `allow_secrets` cannot let out, not a field."""
     where = read_at(template, name)
+    if variable:
+        return SecretError(
+            f"variable {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
+            f"prompt; a secret variable never reaches a prompt: pass a value of your own ({name}=...), or read "
+            "the variable from a key that is not a credential"
+        )
     return SecretError(
         f"field {name!r} holds a secret (source {item.source}) and {where} would put it into the {kind} "
         f"prompt; list it under 'allow_secrets: [{name}]' in the persona if it may be sent to the model, "

@@ -352,3 +352,21 @@ def test_check_reports_a_credential_key_whether_set_or_not(set_it, write, monkey
     assert "sk-live-123456" not in result.output
     allowed = write("allowed.yaml", "name: {key: AGENT_API_KEY, default: Ada}\nrole: Helper\nallow_secrets: [name]\n")
     assert runner.invoke(cli, ["check", str(allowed)]).exit_code == 0
+
+
+def test_a_secret_variable_in_a_template_is_refused_without_advice_that_cannot_work(monkeypatch):
+    """It said "list it under 'allow_secrets: [crm]'", which the persona then refused as an unknown field."""
+    from profiles import SecretError, parse_profiles
+
+    monkeypatch.setenv("CRM_PASSWORD", "pw-123456")
+    text = (
+        "name: Ada\nrole: R\nvariables:\n  crm: {key: CRM_PASSWORD, default: x}\n"
+        "templates: {user: {inline: '{{ crm }}'}}\n"
+    )
+    (config,) = parse_profiles(text)
+    with pytest.raises(SecretError) as caught:
+        config.create_profile().format_user_prompt()
+    message = str(caught.value)
+    assert message.startswith("variable 'crm' holds a secret (source env:CRM_PASSWORD)") and "pw-123456" not in message
+    assert "allow_secrets" not in message and "crm=..." in message
+    assert config.create_profile().format_user_prompt(crm="public") == "public"
