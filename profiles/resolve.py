@@ -250,12 +250,12 @@ def resolve_variables(config: PersonaModel, context: Context | None = None) -> d
         if name in literal:
             resolved[name] = literal[name]
             continue
+        where = (context.deployment and config.line_of("deployments", context.deployment, "variables")) or (
+            config.line_of("variables", name) or config.line_of("variables")
+        )
         try:
             item = value.resolve(context)
         except ResolutionError as exc:
-            where = (context.deployment and config.line_of("deployments", context.deployment, "variables")) or (
-                config.line_of("variables", name) or config.line_of("variables")
-            )
             raise placed(exc, f"variable {name!r}", where) from exc
         if isinstance(item.value, list):
             item = Resolved(tuple(item.value), item.source, item.secret)
@@ -266,8 +266,10 @@ def resolve_variables(config: PersonaModel, context: Context | None = None) -> d
                 item = Resolved(spec.from_text(item.value), item.source, item.secret)
             except InputSpecError as exc:
                 reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+                place = f"{where[0]}:{where[1]}: " if where else ""
                 raise ResolutionError(
-                    f"variable {name!r} from {item.source}: {reason}; fix the value there, or the entry's default"
+                    f"{place}variable {name!r} from {item.source}: {reason}; fix the value there, or the entry's "
+                    "default"
                 ) from None
         resolved[name] = item
     return resolved

@@ -416,3 +416,13 @@ def test_an_overlays_template_reading_an_undeclared_input_is_placed_in_the_overl
         parse_profiles(text)
     placed = sorted((issue.line, issue.field) for issue in caught.value.issues)
     assert placed == [(8, "deployments.prod.templates.user"), (9, "deployments.prod.goal")], caught.value.issues
+
+
+def test_a_dynamic_variable_that_does_not_fit_its_input_is_named_at_its_line(monkeypatch):
+    monkeypatch.setenv("PLAN_MAX_STEPS", "many")
+    text = "name: A\nrole: R\ninputs: {max_steps: integer}\nvariables:\n"
+    text += "  max_steps: {key: PLAN_MAX_STEPS, default: '3'}\n"
+    text += "templates: {user: {inline: '{{ max_steps }}'}}\n"
+    (config,) = parse_profiles(text, file="plan.yaml")
+    with pytest.raises(ResolutionError, match=r"^plan\.yaml:5: variable 'max_steps' from env:PLAN_MAX_STEPS: 'many'"):
+        config.create_profile()
