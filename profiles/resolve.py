@@ -510,12 +510,12 @@ def resolve_settings(config: PersonaModel, context: Context | None = None) -> di
             written = f"yaml:{where[0]}:{where[1]}" if where else fallback
             resolved[name] = Resolved(value, overlaid.get(key) or written)
             continue
+        where = (
+            context.deployment and config.line_of("deployments", context.deployment, "model_settings", name)
+        ) or config.line_of("model_settings", name)
         try:
             item = value.resolve(context)
         except ResolutionError as exc:
-            where = (
-                context.deployment and config.line_of("deployments", context.deployment, "model_settings", name)
-            ) or config.line_of("model_settings", name)
             raise placed(exc, key, where) from exc
         if item.value is None:
             resolved[name] = item
@@ -524,8 +524,9 @@ def resolve_settings(config: PersonaModel, context: Context | None = None) -> di
             typed = setting_from_text(name, item.value)
         except SettingError as exc:
             reason = redact(exc.reason, [item.value]) if item.secret else exc.reason
+            place = f"{where[0]}:{where[1]}: " if where else ""
             raise ResolutionError(
-                f"{key} from {item.source}: {reason}; fix the value there, or the field's default"
+                f"{place}{key} from {item.source}: {reason}; fix the value there, or the field's default"
             ) from None
         resolved[name] = Resolved(typed, item.source, item.secret)
     return resolved

@@ -170,3 +170,16 @@ def test_a_persona_without_settings_has_none():
     profile = ProfileConfig(name="Ada", role="R").create_profile()
     assert profile.model_settings == {} and profile.settings_extra == {}
     assert "model_settings" not in repr(ProfileConfig(name="Ada", role="R"))
+
+
+def test_a_dynamic_setting_that_does_not_fit_is_named_at_its_line_in_the_overlay(monkeypatch):
+    """`model_settings.temperature from env:…: takes a number from 0 to 2` said neither file nor line."""
+    monkeypatch.setenv("TRIAGE_TEMPERATURE", "9")
+    text = (
+        "name: A\nrole: R\nmodel_settings: {temperature: {key: TRIAGE_TEMPERATURE, default: '0.2'}}\n"
+        "deployments:\n  prod:\n    model_settings:\n      temperature: {key: TRIAGE_TEMPERATURE, default: '0.1'}\n"
+    )
+    (config,) = parse_profiles(text, file="triage.yaml")
+    for deployment, line in ((None, 3), ("prod", 7)):
+        with pytest.raises(ResolutionError, match=rf"^triage\.yaml:{line}: model_settings\.temperature from env:"):
+            config.create_profile(deployment=deployment).to_request("Hi", model="gpt-4o")
