@@ -372,16 +372,17 @@ def _at(code: str, message: str, *at: Any) -> PydanticCustomError:
 
 def _setting(name: str, value: Any) -> Any:
     """One setting: a checked literal, or a dynamic field whose default is checked now."""
-    if value is None or isinstance(value, ConfigInfo):
+    if value is None:
+        return value
+    if isinstance(value, ConfigInfo):  # a DynConfig from Python: its default is held to the setting as a file's is
+        if value.default is not None:
+            _setting_default(name, value.default)
         return value
     if isinstance(value, Mapping):
         options = dict(value)
         default = options.get("default")
         if default is not None:
-            try:
-                checked = setting_from_text(name, default)
-            except SettingError as exc:
-                raise PydanticCustomError("setting_value", "default {reason}", {"reason": exc.reason}) from None
+            checked = _setting_default(name, default)
             # a provider answers text; the default is kept as text too and read like the answer
             options["default"] = checked if isinstance(checked, (str, list)) else repr(checked)
         return _dynamic(options, list_field=False)
@@ -389,6 +390,13 @@ def _setting(name: str, value: Any) -> Any:
         return check_setting(name, value)
     except SettingError as exc:
         raise PydanticCustomError("setting_value", "{reason}", {"reason": exc.reason}) from None
+
+
+def _setting_default(name: str, default: Any) -> Any:
+    try:
+        return setting_from_text(name, default)
+    except SettingError as exc:
+        raise PydanticCustomError("setting_value", "default {reason}", {"reason": exc.reason}) from None
 
 
 def _extra(value: Any) -> Any:

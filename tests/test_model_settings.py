@@ -183,3 +183,13 @@ def test_a_dynamic_setting_that_does_not_fit_is_named_at_its_line_in_the_overlay
     for deployment, line in ((None, 3), ("prod", 7)):
         with pytest.raises(ResolutionError, match=rf"^triage\.yaml:{line}: model_settings\.temperature from env:"):
             config.create_profile(deployment=deployment).to_request("Hi", model="gpt-4o")
+
+
+def test_a_dynconfig_settings_default_is_checked_when_the_persona_is_made():
+    """From Python it was taken as written and failed at every create_profile; a file's was checked at load."""
+    from profiles import DynConfig
+
+    with pytest.raises(ConfigError, match=r"model_settings\.max_tokens': default takes an integer of at least 1"):
+        ProfileConfig(name="A", role="R", model_settings={"max_tokens": DynConfig("lots", key="TRIAGE_MAX")})
+    config = ProfileConfig(name="A", role="R", model_settings={"max_tokens": DynConfig("256", key="TRIAGE_MAX")})
+    assert config.create_profile().to_request("Hi", model="gpt-4o")["max_completion_tokens"] == 256
