@@ -101,10 +101,6 @@ def _parse(path: Path, label: str) -> dict[str, str]:
     Raises:
         ResolutionError: the file cannot be read, is not UTF-8, or has a line that cannot be parsed.
     """
-    import io
-
-    from dotenv.parser import parse_stream  # imported on first use: most processes never read a .env
-
     try:
         with open(path, "rb") as stream:
             data = stream.read(MAX_DOTENV_BYTES + 1)
@@ -117,6 +113,20 @@ def _parse(path: Path, label: str) -> dict[str, str]:
     except UnicodeDecodeError as exc:  # the bytes are not shown: they may be part of a secret
         line = data[: exc.start].count(b"\n") + 1
         raise ResolutionError(f"{label}:{line}: this line is not UTF-8 text; save the file as UTF-8") from None
+    # line endings as python-dotenv sees them when it opens the file itself (universal newlines)
+    return _parse_text(text.replace("\r\n", "\n").replace("\r", "\n"), label)
+
+
+def _parse_text(text: str, label: str) -> dict[str, str]:
+    """The keys of a `.env` file's text, later lines winning; `label` names it in errors.
+
+    Raises:
+        ResolutionError: a line cannot be parsed.
+    """
+    import io
+
+    from dotenv.parser import parse_stream  # imported on first use: most processes never read a .env
+
     values: dict[str, str] = {}
     for binding in parse_stream(io.StringIO(text)):
         if binding.error:

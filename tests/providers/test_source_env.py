@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from profiles import Context, EnvProvider, ResolutionError
 from profiles.providers import dotenv as dotenv_module
@@ -246,12 +248,17 @@ def test_dotenv_that_is_not_utf8_names_its_line_not_its_bytes(dirs):
 
 def test_dotenv_syntax_python_dotenv_accepts(dirs):
     """A BOM, CRLF, `export`, quotes, comments and multiline values read as python-dotenv reads them."""
+    from dotenv import dotenv_values
+
     persona, _ = dirs
     (persona / ".env").write_bytes(
         b'\xef\xbb\xbfexport ENV_TEST_NAME="two\r\nlines" # comment\r\nENV_TEST_OTHER=\'it # stays\'\r\n'
     )
-    assert find("ENV_TEST_NAME", persona).value == "two\r\nlines"
+    assert find("ENV_TEST_NAME", persona).value == "two\nlines"  # as python-dotenv opening the file reads it
     assert find("ENV_TEST_OTHER", persona).value == "it # stays"
+    without_bom = persona / "plain.env"
+    without_bom.write_bytes((persona / ".env").read_bytes()[3:])
+    assert dotenv_values(without_bom, interpolate=False)["ENV_TEST_NAME"] == "two\nlines"
 
 
 def test_a_variable_that_is_not_utf8_is_refused_without_its_value(dirs, monkeypatch):
@@ -263,3 +270,29 @@ def test_a_variable_that_is_not_utf8_is_refused_without_its_value(dirs, monkeypa
     assert "caf" not in str(caught.value)
     monkeypatch.setenv("ENV_TEST_NAME", "café 你好")
     assert find("ENV_TEST_NAME", persona).value == "café 你好"
+
+
+#: Pieces `.env` lines are made of, odd ones included: quotes, escapes, comments, `export`, CR.
+_DOTENV_PIECES = st.sampled_from(
+    ["KEY", "OTHER_2", "=", " ", "'", '"', "\\", "#", "export ", "\n", "\r\n", "value", "${KEY}", "é", "\t", "a b"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_DOTENV_PIECES, max_size=14).map("".join))
+def test_dotenv_files_read_as_python_dotenv_reads_them_or_fail_at_a_line(text):
+    """Every file python-dotenv parses whole gives its keys; one with a line it skips is an error at that line."""
+    import io
+
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
+    bad = [binding.original.line for binding in parse_stream(io.StringIO(text)) if binding.error]
+    try:
+        got = dotenv_module._parse_text(text, ".env")
+    except ResolutionError as exc:
+        assert bad and str(exc).startswith(f".env:{bad[0]}: cannot parse"), (text, str(exc))
+        return
+    assert not bad, text
+    expected = {key: value for key, value in dotenv_values(stream=io.StringIO(text), interpolate=False).items()}
+    assert got == {key: value for key, value in expected.items() if value is not None}
