@@ -144,6 +144,8 @@ def _text(value: Any) -> Any:
             )
         return value
     hint = "; join the items into one text" if isinstance(value, (list, tuple)) else "; quote it"
+    if isinstance(value, bool):  # `language: no` (Norwegian) and `name: On` are YAML's false and true
+        hint = " (YAML reads unquoted yes, no, on and off as true/false); quote it"
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
 
 
@@ -187,9 +189,10 @@ def _text_list(value: Any) -> Any:
         raise PydanticCustomError("list_type", "expected a list of texts, got {kind}", {"kind": type_name(value)})
     bad = [index for index, item in enumerate(value) if not isinstance(item, str)]
     if bad:
+        more = len(bad) - 1
         raise PydanticCustomError(
             "list_item_type",
-            "is {kind}, expected text; quote it",
+            "is {kind}, expected text; quote it" + (f" (and {more} more item(s) of this list)" if more else ""),
             {"index": bad[0], "kind": type_name(value[bad[0]])},
         )
     return tuple(value)

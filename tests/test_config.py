@@ -197,3 +197,14 @@ def test_an_overlay_is_not_offered_the_fields_it_cannot_hold():
         parse_profiles("name: Ada\nrole: Reviewer\ndeployments: {prod: {colour: blue}}\n")
     message = caught.value.issues[0].message
     assert "known fields are name, role" in message and "deployments" not in message and "extends" not in message
+
+
+def test_yaml_booleans_and_every_bad_list_item_are_explained():
+    """`language: no` (Norwegian) read as false said only "got true/false"; a list's later bad items went unsaid."""
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError) as caught:
+        parse_profiles("name: Ada\nrole: R\nlanguage: no\nconstraints: [yes, 1.5, ok]\n")
+    messages = {issue.field: issue.message for issue in caught.value.issues}
+    assert "YAML reads unquoted yes, no, on and off as true/false" in messages["language"]
+    assert messages["constraints.0"].endswith("(and 1 more item(s) of this list)")
