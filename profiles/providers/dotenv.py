@@ -142,10 +142,13 @@ def _parse_text(text: str, label: str) -> dict[str, str]:
 
 
 def _check_link(path: Path, label: str) -> None:
-    """Refuse a `.env` that is a symlink leading outside its own folder: it could read any file."""
+    """Refuse a `.env` that is a symlink leading outside its own folder: it could read any file.
+
+    A link to a file further down the folder (`.env -> config/dev.env`) stays inside and is read.
+    """
     folder = os.path.realpath(os.path.dirname(os.path.abspath(path)))
     target = os.path.realpath(path)
-    if os.path.dirname(target) != folder:
+    if target == folder or os.path.commonpath([folder, target]) != folder:
         raise ResolutionError(
             f"{label} is a symlink leading outside its folder; copy the file there instead of linking it"
         )

@@ -190,3 +190,18 @@ def test_a_path_holding_nul_is_a_problem_at_its_line(persona_dir, extra, field, 
         load_profile(_persona(persona_dir, extra + "\n"))
     (issue,) = caught.value.issues
     assert (issue.line, issue.field) == (3, field) and what in issue.message and "Value error" not in str(issue)
+
+
+def test_a_dotenv_symlink_to_a_file_further_down_its_folder_is_read(persona_dir, outside, monkeypatch):
+    """`.env -> config/dev.env` stays inside the folder; it was refused as "leading outside its folder"."""
+    (persona_dir / "config").mkdir()
+    (persona_dir / "config" / "dev.env").write_text("PERSONA_NAME=Inside\n")
+    os.symlink(persona_dir / "config" / "dev.env", persona_dir / ".env")
+    os.symlink(outside.parent, persona_dir / "linked")  # a linked folder leading out is still refused
+    os.symlink(persona_dir / "linked" / "secret.j2", persona_dir / ".env.prod")
+    monkeypatch.chdir(persona_dir.parent)
+    monkeypatch.delenv("PERSONA_NAME", raising=False)
+    config = load_profile(_persona(persona_dir, "goal: {key: PERSONA_NAME, provider: env, default: none}\n"))
+    assert config.create_profile().get_goal() == "Inside"
+    with pytest.raises(ResolutionError, match="symlink leading outside"):
+        config.create_profile(deployment="prod")
