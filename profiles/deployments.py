@@ -34,6 +34,9 @@ class UnknownDeploymentWarning(UserWarning):
     """Warned when a persona with overlays is created for a deployment it does not list."""
 
 
+#: Most (file, deployment) pairs remembered as warned about; past that the memory starts over.
+MAX_WARNED = 1024
+
 _warned: set[tuple[str, str]] = set()
 _warned_lock = threading.Lock()
 
@@ -43,6 +46,8 @@ def warn_unknown_deployment(file: str, deployment: str, known: list[str]) -> Non
     with _warned_lock:
         if (file, deployment) in _warned:
             return
+        if len(_warned) >= MAX_WARNED:  # a server asked for endless made-up names: start over
+            _warned.clear()
         _warned.add((file, deployment))
     warnings.warn(
         f"{file}: deployment {deployment!r} has no entry under 'deployments:' (it lists "
@@ -68,12 +73,10 @@ def for_deployment(config: Config, deployment: str | None) -> Config:
     if found is not None:
         return found
     overlay = config.deployments.get(deployment)
-    if overlay is None:
+    if overlay is None:  # not kept: names nobody lists would pile up in the persona's memory
         warn_unknown_deployment(config.source_file or "<persona>", deployment, sorted(config.deployments))
-        found = config
-    else:
-        found = apply_overlay(config, deployment, overlay)
-    made[deployment] = found
+        return config
+    found = made[deployment] = apply_overlay(config, deployment, overlay)
     return found
 
 

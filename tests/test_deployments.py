@@ -314,3 +314,17 @@ def test_a_refused_env_key_is_named_at_its_field_and_line(write, monkeypatch, de
     monkeypatch.setenv("PROFILES_ENV_ALLOW", "TEAM_NAME,TEAM_ROLE,TEAM_COMPANY")
     with pytest.raises(ResolutionError, match=r"team\.yaml:6: model_settings\.temperature: env key 'TEAM_TEMPERATURE'"):
         config.create_profile().to_request("Hi", model="gpt-4o")
+
+
+def test_deployments_nobody_lists_are_not_kept_without_bound(write, monkeypatch):
+    """A server passing each request's deployment on kept one entry per made-up name, for ever."""
+    from profiles import deployments
+
+    config = load_profile(write("team.yaml", "name: Ada\nrole: Reviewer\ndeployments:\n  prod:\n"))
+    monkeypatch.setattr(deployments, "MAX_WARNED", 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnknownDeploymentWarning)
+        for number in range(50):
+            assert config.create_profile(deployment=f"customer-{number}").get_name() == "Ada"
+    assert len(deployments._warned) <= 10
+    assert set(config._memo.get("overlaid", {})) <= {"prod"}
