@@ -262,6 +262,8 @@ def _load_parent(ref: str, source: _Source, root: Path, chain: tuple[Any, ...]) 
         raise ConfigError(source.issue(f"extends cycle: {cycle}; remove one of these extends", "extends"))
     if len(chain) >= MAX_EXTENDS_DEPTH:
         raise ConfigError(source.issue(f"extends chain is over {MAX_EXTENDS_DEPTH} files deep; flatten it", "extends"))
+    if path.is_dir():
+        raise ConfigError(source.issue(f"parent persona {label!r} is a folder; name a persona file in it", "extends"))
     if not path.is_file():
         raise ConfigError(source.issue(f"parent persona {label!r} not found; check the path", "extends"))
     text = read_text(path)

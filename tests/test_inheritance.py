@@ -254,3 +254,12 @@ def test_a_deep_parent_names_the_whole_chain(write):
     with pytest.raises(ConfigError) as caught:
         load_profile(child)
     assert str(caught.value).endswith(f"(extended by {child} → {child.parent / 'mid' / 'mid.yaml'})")
+
+
+def test_a_parent_that_is_a_folder_is_named_as_one(tmp_path):
+    """It was "not found", beside a folder of that very name."""
+    (tmp_path / "bases").mkdir()
+    path = tmp_path / "ada.yaml"
+    path.write_text("extends: bases\nname: Ada\nrole: R\n")
+    with pytest.raises(ConfigError, match="parent persona '.*bases' is a folder; name a persona file in it"):
+        load_profile(path)
