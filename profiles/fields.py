@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -317,7 +318,13 @@ def _read_file(base_dir: Path, relative: str, what: str) -> str:
         raise _fail(f"{code}_path", f"{what} path {relative!r} names a hidden file; use a name without a leading '.'")
     path = _confined(base_dir, relative, what)
     try:
-        if path.stat().st_size > MAX_TEMPLATE_BYTES:
+        status = path.stat()
+        if not S_ISREG(status.st_mode):  # reading a named pipe waits for a writer for ever
+            raise _fail(
+                f"{code}_unreadable",
+                f"{what} file {relative!r} is not a regular file (a pipe, device or folder); name a file that holds it",
+            )
+        if status.st_size > MAX_TEMPLATE_BYTES:
             raise _fail(f"{code}_size", f"{what} file {relative!r} is over {MAX_TEMPLATE_BYTES} bytes")
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -205,3 +205,11 @@ def test_a_dotenv_symlink_to_a_file_further_down_its_folder_is_read(persona_dir,
     assert config.create_profile().get_goal() == "Inside"
     with pytest.raises(ResolutionError, match="symlink leading outside"):
         config.create_profile(deployment="prod")
+
+
+@pytest.mark.parametrize("field", ["templates: {system: {file: pipe.j2}}", "output_schema: {file: pipe.j2}"])
+def test_a_named_pipe_named_as_a_file_is_refused_not_waited_on(persona_dir, field):
+    """Reading a pipe nobody writes to waited for ever: a persona folder unpacked from an archive may hold one."""
+    os.mkfifo(persona_dir / "pipe.j2")
+    with pytest.raises(ConfigError, match="'pipe.j2' is not a regular file .*; name a file that holds it"):
+        load_profile(_persona(persona_dir, field + "\n"))
