@@ -100,7 +100,12 @@ class ConfigInfo:
             return [item.strip() for item in value.split(self.separator) if item.strip()]
         if not isinstance(value, (list, tuple)):
             return value  # a provider's answer of another kind: refused where the field is resolved
-        return [str(item).strip() if isinstance(item, str) else item for item in value]
+        # stripped, and blank items left out, as when a text answer is split
+        return [
+            item.strip() if isinstance(item, str) else item
+            for item in value
+            if not isinstance(item, str) or item.strip()
+        ]
 
     def __repr__(self) -> str:
         default = "'***'" if self.secret and self.default is not None else repr(self.default)

@@ -338,3 +338,10 @@ def test_a_find_that_answers_no_resolved_is_an_error(answer, got):
         config.create_profile()
     register_provider("finding", Finding(Resolved("Ada", "finding:k")))
     assert config.create_profile().provenance["name"] == "finding:k"
+
+
+def test_a_list_answer_drops_blank_items_as_a_split_text_does():
+    """["Be brief.", "", "  "] rendered two empty numbered constraints; "a[LIST_SEP][LIST_SEP]b" never did."""
+    register_provider("answering", Answering(["Be brief.", "", "  ", " Cite sources. "]))
+    config = ProfileConfig(name="Ada", role="Reviewer", constraints=DynConfig(["x"], key="k", provider="answering"))
+    assert config.create_profile().get_constraints() == ["Be brief.", "Cite sources."]
