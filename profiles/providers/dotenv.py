@@ -136,7 +136,11 @@ def _parse_text(text: str, label: str) -> dict[str, str]:
                 f"{label}:{binding.original.line}: cannot parse {what}; write KEY=value, one per line, "
                 "closing every quote (a value with spaces, '#' or line breaks goes in quotes)"
             )
-        if binding.key is not None and binding.value is not None:
+        if binding.key is None:
+            continue
+        if binding.value is None:  # a bare `KEY` line unsets what an earlier line set, as in python-dotenv
+            values.pop(binding.key, None)
+        else:
             values[binding.key] = binding.value
     return values
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from profiles import Context, EnvProvider, ResolutionError
@@ -280,6 +280,7 @@ _DOTENV_PIECES = st.sampled_from(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_DOTENV_PIECES, max_size=14).map("".join))
+@example("KEY=\nKEY")  # a bare key unsets the line before it
 def test_dotenv_files_read_as_python_dotenv_reads_them_or_fail_at_a_line(text):
     """Every file python-dotenv parses whole gives its keys; one with a line it skips is an error at that line."""
     import io
