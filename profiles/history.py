@@ -133,8 +133,11 @@ def _check_content(turn: Mapping[str, Any], role: str, where: str, api: str, out
         if role != "assistant":
             out.append(f"{where}.content: a {role} turn needs content")
         return
+    # an assistant turn that calls tools often comes back with "" as its text; the tool_use blocks
+    # carry it to Anthropic and the empty text is left out, so it is no reason to refuse the turn
+    calls_tools = role == "assistant" and bool(turn.get("tool_calls"))
     if isinstance(content, str):
-        if api == "anthropic" and role != "tool" and not content.strip():
+        if api == "anthropic" and role != "tool" and not calls_tools and not content.strip():
             out.append(f"{where}.content: Anthropic refuses empty text; leave the turn out")
         return
     if not isinstance(content, list):
@@ -267,7 +270,7 @@ def check_history(history: Any, api: str = "openai-chat", *, label: str = "histo
 # conversion ------------------------------------------------------------------------------------
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     """The text of string content, or of text and refusal parts joined by blank lines."""
     if content is None:
         return ""
@@ -309,7 +312,7 @@ def to_responses_input(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
                 }
             )
         elif role == "assistant":
-            text = _text_of(turn.get("content")) or turn.get("refusal") or ""
+            text = text_of(turn.get("content")) or turn.get("refusal") or ""
             if text:
                 items.append({"role": "assistant", "content": text})
             for call in turn.get("tool_calls") or ():
@@ -324,7 +327,7 @@ def to_responses_input(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
                 )
         else:
             items.append(
-                {"type": "function_call_output", "call_id": turn["tool_call_id"], "output": _text_of(turn["content"])}
+                {"type": "function_call_output", "call_id": turn["tool_call_id"], "output": text_of(turn["content"])}
             )
     return items
 
@@ -388,7 +391,7 @@ def to_anthropic(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for turn in turns:
         role = turn["role"]
         if role in ("system", "developer"):
-            text = _text_of(turn["content"])
+            text = text_of(turn["content"])
             if not messages:
                 system.append(text)
             elif text.strip():

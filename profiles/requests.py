@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import RequestError
-from .history import APIS, TOOL_NAME, to_anthropic, to_responses_input
+from .history import APIS, TOOL_NAME, text_of, to_anthropic, to_responses_input
 from .output_schema import OutputSchema, openai_strict_problems
 from .settings import SettingError, api_settings
 from .tools import Tool
@@ -123,7 +123,8 @@ def build_request(
         leading = 0
         while leading < len(turns) and turns[leading]["role"] == "system":
             leading += 1
-        instructions = "\n\n".join(str(turn["content"]) for turn in turns[:leading] if isinstance(turn["content"], str))
+        # a system turn of text parts is as much an instruction as one of plain text
+        instructions = "\n\n".join(text for turn in turns[:leading] if (text := text_of(turn["content"])).strip())
         if instructions:
             body["instructions"] = instructions
         body["input"] = to_responses_input(turns[leading:])
