@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -91,14 +92,26 @@ def read_history(path: Path) -> list[Any]:
         size = path.stat().st_size
         if size > MAX_HISTORY_BYTES:
             raise click.BadParameter(f"{path} is over {MAX_HISTORY_BYTES} bytes", param_hint="--history")
-        data = load_json(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8-sig"))  # a BOM, as some editors write, is no JSON error
     except FileNotFoundError:
         raise click.BadParameter(f"{path} not found", param_hint="--history") from None
     except NestingError as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--history") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        what = f"{path} is not a readable JSON file ({type(exc).__name__})"
-        raise click.BadParameter(what, param_hint="--history") from None
+    except json.JSONDecodeError as exc:
+        where = f"{path}:{exc.lineno}:{exc.colno}"
+        what = "the file is empty" if not exc.doc.strip() else f"invalid JSON: {exc.msg}"
+        raise click.BadParameter(
+            f"{where}: {what}; the file holds one JSON list of turns, e.g. "
+            '[{"role": "user", "content": "Hi"}]',
+            param_hint="--history",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"{path}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8", param_hint="--history"
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise click.BadParameter(f"{path} cannot be read: {reason}", param_hint="--history") from None
     if not isinstance(data, list):
         raise click.BadParameter(f"{path} must hold a JSON list of turns", param_hint="--history")
     refuse_unsendable(data, str(path), "--history")
