@@ -23,6 +23,7 @@ only by personas that have an output schema.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -415,6 +416,20 @@ def _read_json(text: str) -> tuple[bool, Any]:
     return True, value
 
 
+def _not_finite(value: Any) -> tuple[tuple[Any, ...], str] | None:
+    """The path to the first NaN or infinity in a parsed reply, and how the reply wrote it."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, "NaN" if math.isnan(item) else ("-Infinity" if item < 0 else "Infinity")
+        if isinstance(item, dict):
+            stack.extend(((*path, key), child) for key, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend(((*path, index), child) for index, child in reversed(list(enumerate(item))))
+    return None
+
+
 def parse_reply(text: str, output: OutputSchema | None) -> Any:
     """The JSON value a model's reply holds, checked against `output` when there is one.
 
@@ -432,6 +447,15 @@ def parse_reply(text: str, output: OutputSchema | None) -> Any:
     found, value = _read_json(text)
     if not found:
         raise SchemaReplyError(_NO_JSON.format(what=what))
+    odd = _not_finite(value)
+    if odd is not None:
+        # json.loads reads NaN and Infinity, which JSON has not; NaN passes every minimum and maximum
+        raise SchemaReplyError(
+            f"Your reply holds {odd[1]} at {_where(odd[0])}, which is not a JSON number. Reply again with only "
+            f"the JSON value{what}, writing a finite number (or null) there.",
+            [f"{_where(odd[0])}: {odd[1]} is not a JSON number"],
+            value,
+        )
     if output is None:
         return value
     problems = output.errors(value)

@@ -299,3 +299,23 @@ def test_explain_names_where_the_schema_was_written():
     rows = {row.field: row.source for row in config.create_profile(deployment="prod").explain()}
     assert rows["output_schema"] == "overlay prod: a.yaml:6"
     assert ProfileConfig(name="A", role="R", output_schema=ANSWER).create_profile().output_schema.origin == "literal"
+
+
+@pytest.mark.parametrize(
+    ("reply", "written", "where"),
+    [
+        ('{"answer": "yes", "score": NaN}', "NaN", "/score"),
+        ('Here: {"answer": "yes", "score": Infinity}', "Infinity", "/score"),
+        ('{"answer": "yes", "score": 4, "more": [1, -Infinity]}', "-Infinity", "/more/1"),
+        ('{"answer": "yes", "score": 1e999}', "Infinity", "/score"),
+    ],
+)
+def test_nan_and_infinity_are_no_json_numbers(profile, reply, written, where):
+    """json.loads reads NaN, which passes every minimum and maximum: the reply goes back to the model."""
+    with pytest.raises(SchemaReplyError) as caught:
+        profile.parse_reply(reply)
+    assert str(caught.value).startswith(f"Your reply holds {written} at {where}, which is not a JSON number.")
+    assert caught.value.problems == [f"{where}: {written} is not a JSON number"]
+    plain = ProfileConfig(name="Ada", role="R").create_profile()
+    with pytest.raises(SchemaReplyError, match=f"holds {written} at {where}"):
+        plain.parse_reply(reply)
