@@ -579,6 +579,8 @@ class DefaultProfile(Profile):
             raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
         text = self.format_write_memory_prompt(question, thought, action, observation, strict=strict, **variables)
         messages = [{"role": self.roles.get("write_memory", "user"), "content": text}] if text.strip() else []
+        # the thought, action and observation are the caller's: one may carry a secret, as history can
+        self._guard_secrets(messages)
         return to_style(messages, style)
 
     def to_request(
