@@ -23,7 +23,6 @@ only by personas that have an output schema.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from .errors import ConfigError, SchemaReplyError
-from .jsonlines import NestingError
+from .jsonlines import SURROGATE_PROBLEM, NestingError, lone_surrogate, non_finite
 from .jsonlines import loads as load_json
 
 __all__ = [
@@ -416,20 +415,6 @@ def _read_json(text: str) -> tuple[bool, Any]:
     return True, value
 
 
-def _not_finite(value: Any) -> tuple[tuple[Any, ...], str] | None:
-    """The path to the first NaN or infinity in a parsed reply, and how the reply wrote it."""
-    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
-    while stack:
-        path, item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return path, "NaN" if math.isnan(item) else ("-Infinity" if item < 0 else "Infinity")
-        if isinstance(item, dict):
-            stack.extend(((*path, key), child) for key, child in reversed(list(item.items())))
-        elif isinstance(item, list):
-            stack.extend(((*path, index), child) for index, child in reversed(list(enumerate(item))))
-    return None
-
-
 def parse_reply(text: str, output: OutputSchema | None) -> Any:
     """The JSON value a model's reply holds, checked against `output` when there is one.
 
@@ -447,7 +432,16 @@ def parse_reply(text: str, output: OutputSchema | None) -> Any:
     found, value = _read_json(text)
     if not found:
         raise SchemaReplyError(_NO_JSON.format(what=what))
-    odd = _not_finite(value)
+    broken = lone_surrogate(value)
+    if broken is not None:
+        where = _where(broken[0])
+        raise SchemaReplyError(
+            f"Your reply holds {broken[1]} at {where}, {SURROGATE_PROBLEM}. Reply again with only the JSON "
+            f"value{what}.",
+            [f"{where}: {broken[1]} is {SURROGATE_PROBLEM.split(';')[0]}"],
+            None,
+        )
+    odd = non_finite(value)
     if odd is not None:
         # json.loads reads NaN and Infinity, which JSON has not; NaN passes every minimum and maximum
         raise SchemaReplyError(

@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ReactParseError
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate, non_finite
 from .jsonlines import loads as load_json
 
 __all__ = ["KEYWORDS", "ReactAction", "ReactAnswer", "ReactKeywords", "expected_format", "parse"]
@@ -199,6 +200,18 @@ def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None)
         _fail(
             f"the '{keywords.action_input}:' is not a JSON object ({shown!r}); write the arguments as "
             '{"name": value, ...}, or {} for none',
+            keywords,
+            names,
+        )
+    # what json.loads lets through but no tool can be called with: the arguments go on as JSON
+    broken = lone_surrogate(value)
+    if broken is not None:
+        _fail(f"the '{keywords.action_input}:' holds {broken[1]}, {SURROGATE_PROBLEM}", keywords, names)
+    odd = non_finite(value)
+    if odd is not None:
+        _fail(
+            f"the '{keywords.action_input}:' holds {odd[1]}, which is not a JSON number; write a finite number "
+            "or null",
             keywords,
             names,
         )

@@ -319,3 +319,17 @@ def test_nan_and_infinity_are_no_json_numbers(profile, reply, written, where):
     plain = ProfileConfig(name="Ada", role="R").create_profile()
     with pytest.raises(SchemaReplyError, match=f"holds {written} at {where}"):
         plain.parse_reply(reply)
+
+
+@pytest.mark.parametrize(
+    "reply", ['{"answer": "yes \\ud800", "score": 4}', '{"answer": "yes", "score": 4, "\\udc00": 1}']
+)
+def test_a_lone_surrogate_in_a_reply_goes_back_to_the_model(profile, reply):
+    """A bare \\ud800 escape is valid JSON but no text: returned, it failed wherever the value was sent on."""
+    with pytest.raises(SchemaReplyError) as caught:
+        ProfileConfig(name="Ada", role="R").create_profile().parse_reply(reply)
+    assert "half of a UTF-16 surrogate pair without its other half" in str(caught.value)
+    assert str(caught.value).endswith("Reply again with only the JSON value.")
+    str(caught.value).encode("utf-8")  # the correction itself can be sent
+    with pytest.raises(SchemaReplyError, match="that follows the JSON Schema you were given"):
+        profile.parse_reply(reply)

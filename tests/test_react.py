@@ -253,3 +253,18 @@ def test_arguments_nested_past_the_parser_are_a_parse_error(arguments):
     """Arguments thousands of levels deep are a reply to correct, not a RecursionError."""
     with pytest.raises(ReactParseError, match="is not a JSON object"):
         parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ('{"limit": NaN}', "holds NaN, which is not a JSON number"),
+        ('{"limit": [1, 1e999]}', "holds Infinity, which is not a JSON number"),
+        ('{"query": "Paris \\ud800"}', "holds \\ud800, half of a UTF-16 surrogate pair"),
+    ],
+)
+def test_arguments_no_tool_can_be_called_with_are_a_parse_error(arguments, problem):
+    """json.loads reads them, but they cannot be sent on as JSON: the model is asked again."""
+    with pytest.raises(ReactParseError) as caught:
+        parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])
+    assert str(caught.value).startswith(f"Could not read your reply: the 'Action Input:' {problem}")
