@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from profiles import ConfigError, ProfileConfig, RequestError, SecretError, UnknownModelWarning, load_profile
+from profiles import (
+    ConfigError,
+    ProfileConfig,
+    RenderError,
+    RequestError,
+    SecretError,
+    UnknownModelWarning,
+    load_profile,
+)
 from profiles.settings import ANTHROPIC_DEFAULT_MAX_TOKENS, SETTINGS
 from tests.llm_server import FROM_SCHEMA, ChatServer, ToolCall
 from tests.request_types import API_KEY, BodyError, send, validate_request
@@ -140,6 +148,21 @@ def test_strict_follows_the_schema_unless_the_persona_says(ada):
     assert config.create_profile().to_request("q")["tools"][0]["function"]["strict"] is False
     claude = config.create_profile().to_request("q", api="anthropic")
     assert claude["tools"][0]["strict"] is False
+
+
+def test_a_strict_tool_whose_schema_strict_mode_refuses_is_refused_at_load(ada):
+    """OpenAI answers 400 to such a tool; the output schema was already held to this, the tools were not."""
+    lenient_strict = {**LENIENT, "strict": True}
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name="Ada", role="R", model="gpt-4o", tools=[WEATHER, lenient_strict])
+    message = str(caught.value)
+    assert "tools.1': tool 'search': strict: true, but OpenAI's strict mode would refuse these parameters" in message
+    assert "parameters: objects need additionalProperties: false" in message
+    assert "every property must be required (make optional ones nullable): limit" in message
+    assert message.endswith("make the schema fit, or set strict: false")
+    with pytest.raises(RenderError, match="tools given to the render: tools\\[0\\] \\(search\\): strict: true"):
+        ada.to_request("q", tools=[lenient_strict])
+    assert ada.to_request("q", tools=[{**WEATHER, "strict": True}])["tools"][0]["function"]["strict"] is True
 
 
 # model settings: each API's names, as its client types them ---------------------------------------

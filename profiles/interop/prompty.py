@@ -430,6 +430,8 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
                 if parameter.get("required", True):
                     required.append(str(parameter.get("name")))
             schema = {"type": "object", "properties": properties, "required": required}
+            if item.get("strict") is True:  # what strict mode needs of every object, as Prompty sends it
+                schema["additionalProperties"] = False
         tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
                                 "parameters": schema}
         if "strict" in item:
