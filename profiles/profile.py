@@ -683,15 +683,27 @@ class DefaultProfile(Profile):
         return messages
 
     def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
-        used: set[str] = set()
         kinds = [slot.kind for slot in self.layout if slot.kind]
+        self.check_strict(kinds, variables, what="of the messages")
+
+    def check_strict(self, kinds: Sequence[str], variables: Mapping[str, Any], *, what: str = "") -> None:
+        """Strict mode over several prompts rendered together: refuse the variables none of `kinds` uses.
+
+        A variable one prompt uses and another does not is fine when they are rendered together
+        (the system and user prompts of `profiles render --kind all`, the prompts of the messages);
+        the documented inputs of a prompt kind always are.
+
+        Raises:
+            RenderError: naming the variables no prompt of `kinds` uses.
+        """
+        used: set[str] = set()
         for kind in kinds:
             used |= self._base.kind(kind, self._label).used
         extra = sorted(name for name in variables if name not in used and name not in _MESSAGE_INPUTS)
         if extra:
             raise RenderError(
-                f"strict mode: no prompt of the messages ({', '.join(kinds)}) uses variable(s) {', '.join(extra)}; "
-                "remove them or render without strict"
+                f"strict mode: no prompt {what or ''}{' ' if what else ''}({', '.join(kinds)}) uses variable(s) "
+                f"{', '.join(extra)}; remove them or render without strict"
             )
 
     def _model_for_request(self) -> Any:

@@ -185,10 +185,13 @@ def render(
             f"{kind!r} is not a prompt kind; known kinds are {', '.join(known)}, all", param_hint="--kind"
         )
     kinds = KINDS if kind == "all" else (kind,)
+    together = strict and kind == "all" and hasattr(profile, "check_strict")
+    if together:  # a variable the system prompt uses need not be used by the write-memory prompt too
+        profile.check_strict(kinds, _inputs("system", given))
     prompts = {}
     skipped = []
     for name in kinds:
-        text = profile.format_prompt(name, strict=strict, **_inputs(name, given))
+        text = profile.format_prompt(name, strict=strict and not together, **_inputs(name, given))
         if kind == "all" and not text.strip():
             skipped.append(name)
             continue
