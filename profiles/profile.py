@@ -614,6 +614,8 @@ class DefaultProfile(Profile):
         from .requests import build_request, check_api  # imported here: rendering never needs it
 
         api = check_api(api)
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise RequestError(f"model= must be the model's name as text, e.g. model='gpt-4o', got {model!r}")
         messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
         chosen = model if model is not None else self._model_for_request()
         if not chosen or not isinstance(chosen, str):
@@ -726,6 +728,11 @@ class DefaultProfile(Profile):
                     f"'{key}' under allow_secrets if it may be sent, or read it from a key that is not a credential"
                 )
             values[name] = item.value
+        if given is not None and not isinstance(given, Mapping):
+            raise RequestError(
+                f"settings must be a mapping of setting name to value, e.g. settings={{'temperature': 0.2}}, got "
+                f"{type(given).__name__}"
+            )
         for name, value in (given or {}).items():
             try:
                 values[name] = None if value is None else check_setting(name, value)

@@ -270,6 +270,20 @@ def test_call_arguments_replace_the_personas_model_settings_and_tools(ada):
         ada.to_request("q", settings={"temprature": 0})
 
 
+@pytest.mark.parametrize("settings", [[("temperature", 0)], "temperature=0", 0.2])
+def test_settings_that_are_not_a_mapping_are_a_request_error(ada, settings):
+    """They failed with AttributeError: 'list' object has no attribute 'items'."""
+    with pytest.raises(RequestError, match="settings must be a mapping of setting name to value"):
+        ada.to_request("q", settings=settings)
+
+
+@pytest.mark.parametrize("model", [4, "", " ", ["gpt-4o"]])
+def test_a_model_argument_that_is_no_name_says_so(ada, model):
+    """A number or an empty text was reported as the persona naming no model."""
+    with pytest.raises(RequestError, match="model= must be the model's name as text"):
+        ada.to_request("q", model=model)
+
+
 def test_a_request_needs_a_model():
     with pytest.raises(RequestError, match="names no model"):
         ProfileConfig(name="Ada", role="R").create_profile().to_request("q")
