@@ -141,6 +141,8 @@ def _resolves(root: Any, ref: str) -> bool:
 def _validator_class(schema: Any) -> Any:
     jsonschema = _jsonschema()
     if isinstance(schema, dict) and "$schema" in schema:
+        if not isinstance(schema["$schema"], str):  # jsonschema parses it as a URL, and fails on anything else
+            return None
         return jsonschema.validators.validator_for(schema, default=None)
     return jsonschema.Draft202012Validator
 

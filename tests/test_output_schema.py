@@ -110,6 +110,13 @@ def test_the_draft_comes_from_dollar_schema():
         profile.parse_reply("0")
 
 
+@pytest.mark.parametrize("draft", [5, None, ["https://json-schema.org/draft/2020-12/schema"]])
+def test_a_dollar_schema_that_is_not_text_is_a_config_error(draft):
+    """jsonschema parses $schema as a URL: a number failed with an AttributeError from urllib."""
+    with pytest.raises(ConfigError, match=r"\$schema: unknown meta-schema"):
+        ProfileConfig(name="Ada", role="R", output_schema={"$schema": draft, "type": "object"})
+
+
 def test_every_problem_is_listed():
     with pytest.raises(ConfigError) as caught:
         ProfileConfig(name="Ada", role="R", output_schema={"type": "objekt", "required": "x"})
