@@ -194,3 +194,21 @@ def test_a_history_file_may_start_with_a_byte_order_mark(runner, configs, tmp_pa
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)[1:3] == HISTORY
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--messages", "--question", "Hello \udcff"], "--question holds the byte 0xFF, which is not UTF-8 text"),
+        (["--request", "anthropic", "--var", "ticket=caf\udce9"], "--var ticket holds the byte 0xE9"),
+        (["--kind", "system", "--var", "tier\udcfe=pro"], "--var tier\\udcfe holds the byte 0xFE"),
+        (["--request", "openai-chat", "--model", "gpt-\udcff"], "--model holds the byte 0xFF"),
+        (["--kind", "system", "--language", "z\udcff"], "--language holds the byte 0xFF"),
+    ],
+)
+def test_a_command_line_text_that_is_not_utf8_is_a_usage_error(runner, configs, extra, expected):
+    """Bytes that are not UTF-8 reach Python as lone surrogates, and were echoed back as the same bytes
+    inside the JSON of a message or a request body, which no API reads."""
+    result = runner.invoke(cli, ["render", str(configs / "triage.yaml"), "--var", TICKET, *extra])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output

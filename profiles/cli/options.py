@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -11,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..jsonlines import NestingError
+from ..jsonlines import NestingError, escape_surrogates
 from ..jsonlines import loads as load_json
 from .output import labelled
 
@@ -38,8 +39,32 @@ def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--var")
+        refuse_undecodable(pair, f"--var {escape_surrogates(name.strip())}", "--var")
         variables[name.strip()] = value
     return variables
+
+
+def refuse_undecodable(text: str | None, what: str, param_hint: str) -> None:
+    """Refuse a command-line text holding bytes that are not UTF-8.
+
+    Python hands such bytes over as lone surrogates (`\udcff` for the byte 0xFF): printed, they
+    come out as the same invalid bytes, and a JSON body or message holding one is no text any API
+    takes, so the command refuses them where they were given.
+    """
+    if not text:
+        return
+    found = _UNDECODABLE.search(text)
+    if found is not None:
+        code = ord(found.group())
+        byte = f"the byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+        raise click.BadParameter(
+            f"{what} holds {byte}, which is not UTF-8 text; give it in UTF-8 (check the terminal's or the "
+            "script's encoding)",
+            param_hint=param_hint,
+        )
+
+
+_UNDECODABLE = re.compile("[\ud800-\udfff]")
 
 
 def refuse_unsendable(value: Any, what: str, param_hint: str) -> None:

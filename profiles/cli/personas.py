@@ -15,6 +15,7 @@ from ..jsonlines import loads as load_json
 from .options import (
     parse_vars,
     read_history,
+    refuse_undecodable,
     refuse_unsendable,
     rollout_key_option,
     showing_warnings,
@@ -142,6 +143,9 @@ def render(
     from ..loader import load_profile
 
     given = parse_vars(variables)
+    for option, text in (("--question", question), ("--language", language), ("--model", model),
+                         ("--deployment", deployment)):
+        refuse_undecodable(text, option, option)
     if as_messages and request_api:
         raise click.UsageError("give --messages or --request, not both")
     if (as_messages or request_api) and kind != "all":
