@@ -24,6 +24,7 @@ to the model as a correction.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -167,7 +168,11 @@ def parse(
             names,
         )
     start = following[0][1].end()
-    end = following[1][1].start() if len(following) > 1 else len(text)
+    ends = [m.start() for _, m in following[1:17]] + [len(text)]  # a few: each is read in full
+    # a label at a line start inside the JSON (a string running over lines) does not end the input:
+    # the first end at which the arguments read as they are wins, before any repair that would
+    # close a string cut short and call the tool with half of it
+    end = next((end for end in ends if _whole_object(text[start:end])), ends[0])
     return ReactAction(thought, tool, _arguments(text[start:end], keywords, names))
 
 
@@ -180,11 +185,25 @@ def _thought(before: str, marks: list[tuple[str, re.Match[str]]]) -> str:
     return before.strip()
 
 
-def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None) -> dict[str, Any]:
+def _unfenced(raw: str) -> str:
     text = raw.strip()
     fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group("body").strip()
+    return fenced.group("body").strip() if fenced else text
+
+
+def _whole_object(raw: str) -> bool:
+    """Whether `raw` is one JSON object as written (line breaks inside its strings allowed)."""
+    text = _unfenced(raw)
+    if not text.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(text, strict=False), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None) -> dict[str, Any]:
+    text = _unfenced(raw)
     if not text:
         _fail(
             f"the '{keywords.action_input}:' line is empty; give the arguments as a JSON object",

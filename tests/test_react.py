@@ -268,3 +268,20 @@ def test_arguments_no_tool_can_be_called_with_are_a_parse_error(arguments, probl
     with pytest.raises(ReactParseError) as caught:
         parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])
     assert str(caught.value).startswith(f"Could not read your reply: the 'Action Input:' {problem}")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"note": "Call back.\nAnswer: yes or no"}', {"note": "Call back.\nAnswer: yes or no"}),
+        ('{"note": "Steps:\nThought: first\nObservation: then"}',
+         {"note": "Steps:\nThought: first\nObservation: then"}),
+        ('```json\n{"note": "a\nAction: b"}\n```', {"note": "a\nAction: b"}),
+    ],
+)
+def test_a_label_inside_the_arguments_does_not_cut_them(arguments, expected):
+    """The input ran to the next line starting with a label even inside a JSON string; the repair then
+    closed the string and the tool was called with half the text, without a word."""
+    reply = f"Thought: note it\nAction: search\nAction Input: {arguments}\nObservation: made up"
+    step = parse(reply, tool_names=["search"])
+    assert step == ReactAction(thought="note it", tool="search", input=expected)
