@@ -114,7 +114,7 @@ def parse(
     """Read a ReAct reply: a `ReactAction` (tool call) or a `ReactAnswer` (final answer).
 
     The first `Action:` or `Answer:` line decides which. An answer runs to the end of the reply;
-    an action's input runs from `Action Input:` to the next label (an `Observation:` the model
+    an action's input runs from `Action Input:` to the next label outside its JSON (an `Observation:` the model
     invented is dropped). With `tool_names`, a tool outside them is an error.
 
     Raises:
