@@ -68,6 +68,14 @@ ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)$", re.S)
 _ANTHROPIC_IMAGES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
+#: What OpenAI Chat takes as a turn's `name`: one word, none of the characters its role markup uses.
+_CHAT_NAME = re.compile(r"[^\s<|\\/>]+")
+
+
+def _one_word(name: str) -> str:
+    return re.sub(r"[\s<|\\/>]+", "_", name.strip()) or "user"
+
+
 #: Most turns a history may hold; more is surely a mistake (and would be slow to check).
 MAX_TURNS = 10_000
 
@@ -221,6 +229,12 @@ def check_history(history: Any, api: str = "openai-chat", *, label: str = "histo
             out.append(f"{where}: {', '.join(extra)} not part of a {role} turn; remove them")
         if "name" in turn and not isinstance(turn["name"], str):
             out.append(f"{where}.name: must be text")
+        elif "name" in turn and api == "openai-chat" and not _CHAT_NAME.fullmatch(turn["name"]):
+            # the API answers 400 to such a name; the other APIs have no name, and it is left out for them
+            out.append(
+                f"{where}.name: OpenAI Chat takes a name of one word, without spaces or any of < | \\ / >, "
+                f"got {turn['name']!r}; write it as {_one_word(turn['name'])!r}, or leave the name out"
+            )
         if role != "tool" and pending:
             ids = ", ".join(sorted(pending))
             out.append(

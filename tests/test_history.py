@@ -257,3 +257,17 @@ def test_an_empty_history_of_the_wrong_type_is_refused(profile, history):
     with pytest.raises(HistoryError, match="history must be a list of turns"):
         profile.format_messages("q", history=history)
     assert profile.format_messages("q", history=[]) == profile.format_messages("q")
+
+
+@pytest.mark.parametrize("name", ["Ada Lovelace", "", "ops\n", "a/b", "<|im_start|>"])
+def test_a_name_openai_chat_refuses_is_a_problem_for_it_alone(profile, name):
+    """OpenAI answers 400 to a turn named with a space (or any of < | \\ / >); Responses and Anthropic
+    have no name for a turn, and it is left out of their bodies."""
+    history = [{"role": "user", "content": "Weather?", "name": name}]
+    (problem,) = check_history(history, "openai-chat")
+    assert problem.startswith("history[0].name: OpenAI Chat takes a name of one word, without spaces")
+    for api in ("openai-responses", "anthropic"):
+        assert check_history(history, api) == []
+        validate_request(api, profile.to_request("q", api=api, history=history))
+    assert check_history([{**history[0], "name": "Ada_Lovelace"}]) == []
+    assert check_history([{**history[0], "name": "André"}]) == []
