@@ -367,6 +367,14 @@ class ChatClient:
                 problem = f"could not reach the server ({type(exc).__name__}: {self._scrub(str(exc))})"
                 advice = f"check that the server is running and that {self._option('base_url')} is right"
                 status, cause = None, exc
+            except httpx.RequestError as exc:  # a body its content-encoding does not decode, say: not a busy server
+                raise ChatError(
+                    f"request to {url} got an answer that cannot be read ({type(exc).__name__}: "
+                    f"{self._scrub(str(exc))}); check that {self._option('base_url')} points at an OpenAI-compatible "
+                    "API, not a proxy or a download.",
+                    url=url,
+                    attempts=attempts,
+                ) from exc
             else:
                 self._reached = True
                 status = response.status_code

@@ -458,3 +458,13 @@ def test_a_body_dripping_a_byte_at_a_time_times_out():
         with ChatClient(url, "test-model", **options) as client, pytest.raises(ChatError) as info:
             client.complete(ASK)
     assert "no answer within 0.5 s" in str(info.value) and info.value.attempts == 2
+
+
+def test_a_body_its_encoding_does_not_decode_is_a_chat_error():
+    """A gzip header over bytes that are not gzip escaped as httpx.DecodingError: an internal error."""
+    head = OK_HEAD + b"content-encoding: gzip\r\ncontent-length: 10\r\n\r\n"
+    with _sending(head, b"notgzip!!!", 1) as url:
+        with ChatClient(url, "test-model", max_retries=2, timeout=10.0) as client, pytest.raises(ChatError) as info:
+            client.complete(ASK)
+    assert "got an answer that cannot be read (DecodingError" in str(info.value)
+    assert "OpenAI-compatible API" in str(info.value) and info.value.attempts == 1
