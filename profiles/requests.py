@@ -46,9 +46,9 @@ def check_api(api: Any) -> str:
     return str(api)
 
 
-def _strict(tool: Tool) -> bool:
+def _strict(tool: Tool, parameters: dict[str, Any]) -> bool:
     strict = getattr(tool, "strict", None)
-    return (not openai_strict_problems(dict(tool.parameters))) if strict is None else bool(strict)
+    return (not openai_strict_problems(parameters)) if strict is None else bool(strict)
 
 
 def _tool(api: str, tool: Tool) -> dict[str, Any]:
@@ -58,12 +58,14 @@ def _tool(api: str, tool: Tool) -> dict[str, Any]:
             "rename the tool under 'tools:'"
         )
     parameters = copy.deepcopy(dict(tool.parameters))
+    if "type" not in parameters:  # a tool's arguments are an object; both APIs refuse a schema that does not say so
+        parameters = {"type": "object", **parameters}
     if api == "openai-chat":
         function = {
             "name": tool.name,
             "description": tool.description,
             "parameters": parameters,
-            "strict": _strict(tool),
+            "strict": _strict(tool, parameters),
         }
         return {"type": "function", "function": function}
     if api == "openai-responses":
@@ -72,7 +74,7 @@ def _tool(api: str, tool: Tool) -> dict[str, Any]:
             "name": tool.name,
             "description": tool.description,
             "parameters": parameters,
-            "strict": _strict(tool),
+            "strict": _strict(tool, parameters),
         }
     made: dict[str, Any] = {"name": tool.name, "description": tool.description, "input_schema": parameters}
     if getattr(tool, "strict", None) is not None:

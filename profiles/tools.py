@@ -133,7 +133,7 @@ def _check_tool(tool: Tool, index: int) -> None:
         raise ToolSpecError(problem, index, tool.name)
     if tool.strict is True:
         # the output schema is held to the same rule: a body the API refuses is found here, not at send time
-        refused = openai_strict_problems(dict(tool.parameters))
+        refused = openai_strict_problems({"type": "object", **tool.parameters})  # requests say type: object
         if refused:
             raise ToolSpecError(
                 "strict: true, but OpenAI's strict mode would refuse these parameters: "

@@ -165,6 +165,28 @@ def test_a_strict_tool_whose_schema_strict_mode_refuses_is_refused_at_load(ada):
     assert ada.to_request("q", tools=[{**WEATHER, "strict": True}])["tools"][0]["function"]["strict"] is True
 
 
+@pytest.mark.parametrize("api", APIS)
+def test_a_tool_schema_without_a_type_is_sent_as_an_object(api):
+    """A schema without `type` passes as an object schema when the persona loads; both APIs refuse a tool
+    whose schema does not say type: object, so the body says it."""
+    schema = {"properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False}
+    profile = ProfileConfig(name="Ada", role="R", model="gpt-4o", tools=[
+        {"name": "get_weather", "description": "The weather.", "parameters": schema},
+        {"name": "ping", "description": "Ping.", "parameters": {"properties": {}}, "strict": False},
+    ]).create_profile()
+    body = profile.to_request("q", api=api)
+    validate_request(api, body)
+    sent = [tool.get("function", tool) for tool in body["tools"]]
+    schemas = [tool.get("parameters", tool.get("input_schema")) for tool in sent]
+    assert schemas == [{"type": "object", **schema}, {"type": "object", "properties": {}}]
+    if api != "anthropic":
+        assert [tool["strict"] for tool in sent] == [True, False]
+    assert dict(profile.tools[0].parameters) == schema  # the persona's own schema is unchanged
+    strict = ProfileConfig(name="Ada", role="R", tools=[{"name": "t", "description": "d", "parameters": schema,
+                                                         "strict": True}])
+    assert strict.create_profile().to_request("q", model="m")["tools"][0]["function"]["strict"] is True
+
+
 # model settings: each API's names, as its client types them ---------------------------------------
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
