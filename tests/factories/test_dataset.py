@@ -402,3 +402,21 @@ def test_a_row_of_the_wrong_width_names_the_columns(write, line, message):
     assert len(list(factory.create_profiles())) == 1
     (issue,) = factory.errors
     assert str(issue).startswith(f"{source}:3: row 2: {message}")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "row", "advice"),
+    [
+        ("csv", "2,Ada", "add the missing cells (an empty one is a comma)"),
+        ("tsv", "2\tAda", "add the missing cells (an empty one is a tab)"),
+        ("tsv", "2\tAda\tAnalyst\textra", "remove them, or quote a cell that holds a tab"),
+    ],
+)
+def test_a_row_of_the_wrong_width_is_told_its_own_separator(write, suffix, row, advice):
+    """A TSV row short of a cell was told that an empty cell is a comma."""
+    header = "id,full_name,job" if suffix == "csv" else "id\tfull_name\tjob"
+    source = write(f"people.{suffix}", f"{header}\n{row}\n")
+    factory = DatasetProfileFactory(source, {"name": "full_name", "role": "job"}, on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert advice in str(issue)
