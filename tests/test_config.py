@@ -165,3 +165,22 @@ def test_an_override_of_the_wrong_shape_is_refused(overrides, message):
         ProfileConfig(name="n", role="r").create_profile(overrides=overrides)
     kept = ProfileConfig(name="n", role="r").create_profile(overrides={"constraints": ("Be brief.",), "goal": None})
     assert list(kept.get_constraints()) == ["Be brief."]
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ("  name: Bob\n", "'variables.name': 'name' is a persona field; set name: itself rather than a variable"),
+        ("  goal: {key: TEAM_GOAL, default: Sell}\n", "'variables.goal': 'goal' is a persona field"),
+        ("  resources: [{content: doc}]\n", "'resources' is filled in by the library at each render"),
+    ],
+)
+def test_a_variable_named_like_a_field_or_a_filled_input_is_refused(tmp_path, variables, message):
+    """`variables: {name: Bob}` rendered 'You are Bob.' while explain, get_name() and every request said Ada;
+    `variables: {resources: …}` was never formatted into the prompt."""
+    from profiles.loader import parse_profiles
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_profiles(f"name: Ada\nrole: Seller\nvariables:\n{variables}")
+    with pytest.raises(ConfigError, match="'deployments.prod.variables.name'"):
+        parse_profiles("name: Ada\nrole: Seller\ndeployments:\n  prod:\n    variables: {name: Bob}\n")
