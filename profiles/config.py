@@ -56,6 +56,7 @@ from .settings import SETTING_NAMES
 
 __all__ = [
     "BUILTIN_KINDS",
+    "FILLED_VARIABLES",
     "PYTHON_ONLY_FIELDS",
     "DeploymentOverlay",
     "PersonaModel",
@@ -82,8 +83,9 @@ _DEFERRED: ContextVar[bool] = ContextVar("profiles_deferred", default=False)
 #: What `allow_secrets` may name: the profile's fields and its model settings.
 SECRET_FIELDS = (*PROFILE_FIELDS, *(f"model_settings.{name}" for name in SETTING_NAMES))
 
-#: Template variables the library fills itself; no input may take their names.
-_FILLED = ("tools", "tool_names", "resources", "react")
+#: Template variables the library fills itself; no input or `variables:` entry may take their names.
+FILLED_VARIABLES = ("tools", "tool_names", "resources", "react")
+_FILLED = FILLED_VARIABLES
 
 
 class _PersonaFields(BaseModel):

@@ -420,3 +420,13 @@ def test_a_row_of_the_wrong_width_is_told_its_own_separator(write, suffix, row, 
     assert list(factory.create_profiles()) == []
     (issue,) = factory.errors
     assert advice in str(issue)
+
+
+@pytest.mark.parametrize(("key", "advice"), [("variables.goal", "map the column to goal itself"),
+                                             ("variables.tools", "rename the variable")])
+def test_a_variable_a_persona_file_refuses_is_refused_in_the_mapping(write, key, advice):
+    """Written out, such a persona was a file that does not load."""
+    source = write("people.csv", "id,full_name,job\n1,Grace,Admiral\n")
+    name = key.split(".")[1]
+    with pytest.raises(ConfigError, match=f"'fields.{key}': '{name}' cannot be a variable's name.*{advice}"):
+        DatasetProfileFactory(source, {"name": "full_name", "role": "job", key: "job"})
