@@ -34,6 +34,10 @@ RESTORED_FIELDS = (
     "retry_constraints", "variables", "samples", "metadata",
 )
 
+#: Fields an export keeps in the format's free-form metadata only where the format's own fields
+#: (Prompty's and Agent Spec's outputs and tools) cannot hold them exactly; read back, they win.
+EXACT_FIELDS = ("output_schema", "tools")
+
 _ENV_REFERENCE = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_.\-]*)(?::(.*))?\}$", re.S)
 
 
@@ -152,6 +156,8 @@ class Draft:
     namer: Namer = field(default_factory=Namer)
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     samples: dict[str, Any] = field(default_factory=dict)
+    #: Fields read back whole from `metadata.agent_profiles`, which the format's own fields do not replace.
+    pinned: set[str] = field(default_factory=set)
 
     # recording ---------------------------------------------------------------------------------
     def note(self, kind: str, message: str, line: int | None = None, *, file: str | None = None) -> None:
@@ -159,7 +165,7 @@ class Draft:
 
     def set(self, name: str, value: Any, line: int | None = None) -> None:
         """Set persona field `name`, remembering the source line it came from."""
-        if value is None or value == "" or value == {} or value == []:
+        if value is None or value == "" or value == {} or value == [] or name in self.pinned:
             return
         self.fields[name] = value
         if line is not None:
@@ -242,7 +248,11 @@ class Draft:
             self.drop("metadata.agent_profiles", "it is not a mapping of persona fields", line)
             return
         for key, value in block.items():
-            if key not in RESTORED_FIELDS:
+            if key in EXACT_FIELDS and value:
+                self.pinned.discard(key)
+                self.set(key, value, line)
+                self.pinned.add(key)
+            elif key not in RESTORED_FIELDS:
                 self.drop(f"metadata.agent_profiles.{key}", "only plain persona fields are read back from metadata",
                           line)
             elif key == "metadata" and isinstance(value, Mapping):

@@ -30,6 +30,13 @@ __all__ = ["Exportable", "Message", "Placeholder", "export_files", "prepare"]
 _MISSING: Any = object()
 
 
+def json_copy(value: Any) -> Any:
+    """A plain JSON copy (dicts and lists) of a mapping that may be read-only."""
+    import json
+
+    return json.loads(json.dumps(value))
+
+
 @dataclass
 class Exportable:
     """A persona ready to be written in another format: its profile, prompts and placeholders."""
@@ -113,6 +120,35 @@ class Exportable:
             if value not in (None, {}, [], ()):
                 block[name] = value
         return block
+
+    def keep_exact(self, home: dict[str, Any], *, output_schema: Any = _MISSING, tools: Any = _MISSING) -> None:
+        """Keep the output schema and tools whole in `home` where the file's own fields lose part of them.
+
+        `output_schema` ({name, schema}) and `tools` (a list of tool mappings) are what an import of
+        the written outputs and tools gives back; where that differs from the persona's (a nested
+        property, a minimum, a parameter that is not required), the persona's are kept in `home`,
+        and an import puts them back in place of the format's.
+        """
+        from ..output_schema import openai_strict_problems
+
+        output = self.profile.output_schema
+        if output_schema is not _MISSING and output is not None:
+            exact: dict[str, Any] = {"name": output.name, "schema": output.as_dict(), "strict": output.strict}
+            if output.description:
+                exact["description"] = output.description
+            again = dict(output_schema or {})
+            if again.get("schema") is not None:
+                again.setdefault("strict", not openai_strict_problems(again["schema"]))
+            if again != exact:
+                home["output_schema"] = exact
+        if tools is not _MISSING and self.profile.tools:
+            listed = [
+                {"name": tool.name, "description": tool.description, "parameters": json_copy(tool.parameters),
+                 **({} if tool.strict is None else {"strict": tool.strict})}
+                for tool in self.profile.tools
+            ]
+            if list(tools or ()) != listed:
+                home["tools"] = listed
 
     def _written(self, name: str) -> Any:
         """A field as the persona file has it (a dynamic field's default, never a provider's secret)."""

@@ -369,15 +369,22 @@ def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
 
 
 def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
+    schema = _outputs_schema(outputs)
+    if schema is not None:
+        draft.set("output_schema", {"name": slug(draft.id), "schema": schema}, front.line("outputs"))
+
+
+def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
+    """The JSON Schema Prompty `outputs` make; None for none."""
     if outputs is None:
-        return
+        return None
     entries: list[tuple[str, Any]] = []
     if isinstance(outputs, list):
         entries = [(str(item.get("name")), item) for item in outputs if isinstance(item, dict)]
     elif isinstance(outputs, dict):
         entries = [(str(key), item) for key, item in outputs.items()]
     if not entries:
-        return
+        return None
     properties: dict[str, Any] = {}
     for name, item in entries:
         prop: dict[str, Any] = {}
@@ -389,8 +396,7 @@ def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
         if isinstance(item, dict) and item.get("enumValues"):
             prop["enum"] = item["enumValues"]
         properties[name] = prop
-    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-    draft.set("output_schema", {"name": slug(draft.id), "schema": schema}, front.line("outputs"))
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _json_type(kind: Any) -> dict[str, Any]:
@@ -411,34 +417,39 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
             draft.drop(f"tool {item.get('name')!r}", f"a {item.get('kind')} tool is a service or code, not a "
                        "function the model calls; configure it in the agent's framework", line, kind="code")
             continue
-        properties: dict[str, Any] = {}
-        required = []
-        parameters = item.get("parameters") or []
-        if isinstance(parameters, dict) and "properties" in parameters:
-            schema = dict(parameters)
-        else:
-            items = parameters if isinstance(parameters, list) else [
-                {"name": key, **(spec if isinstance(spec, dict) else {})} for key, spec in dict(parameters).items()
-            ]
-            for parameter in items:
-                prop = _json_type(parameter.get("kind", parameter.get("type")))
-                if parameter.get("description"):
-                    prop["description"] = parameter["description"]
-                if parameter.get("enumValues"):
-                    prop["enum"] = parameter["enumValues"]
-                properties[str(parameter.get("name"))] = prop
-                if parameter.get("required", True):
-                    required.append(str(parameter.get("name")))
-            schema = {"type": "object", "properties": properties, "required": required}
-        tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
-                                "parameters": schema}
-        if "strict" in item:
-            tool["strict"] = item["strict"]
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
-        tools.append(tool)
+        tools.append(_function_tool(item))
     if tools:
         draft.set("tools", tools, front.line("tools"))
+
+
+def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
+    """The tool spec a Prompty function tool makes."""
+    properties: dict[str, Any] = {}
+    required = []
+    parameters = item.get("parameters") or []
+    if isinstance(parameters, dict) and "properties" in parameters:
+        schema = dict(parameters)
+    else:
+        items = parameters if isinstance(parameters, list) else [
+            {"name": key, **(spec if isinstance(spec, dict) else {})} for key, spec in dict(parameters).items()
+        ]
+        for parameter in items:
+            prop = _json_type(parameter.get("kind", parameter.get("type")))
+            if parameter.get("description"):
+                prop["description"] = parameter["description"]
+            if parameter.get("enumValues"):
+                prop["enum"] = parameter["enumValues"]
+            properties[str(parameter.get("name"))] = prop
+            if parameter.get("required", True):
+                required.append(str(parameter.get("name")))
+        schema = {"type": "object", "properties": properties, "required": required}
+    tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
+                            "parameters": schema}
+    if "strict" in item:
+        tool["strict"] = item["strict"]
+    return tool
 
 
 def _openai_tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...]) -> None:
@@ -680,10 +691,7 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         front["description"] = description
     metadata: dict[str, Any] = dict(native.get("metadata") or {})
     home = item.home(("goal",))
-    if home:
-        metadata["agent_profiles"] = home
-    if metadata:
-        front["metadata"] = metadata
+    front["metadata"] = metadata  # filled below, and left out if it stays empty
     model: dict[str, Any] = {}
     model_value = _reference(item, "model")
     if model_value is not None:
@@ -777,6 +785,13 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
                 entry["bindings"] = binding
             tools.append(entry)
         front["tools"] = tools
+    again = _outputs_schema(front.get("outputs"))
+    item.keep_exact(home, output_schema=None if again is None else {"name": slug(front["name"]), "schema": again},
+                    tools=[_function_tool(tool) for tool in front.get("tools", ())])
+    if home:
+        metadata["agent_profiles"] = home
+    if not metadata:
+        del front["metadata"]
     front["template"] = {"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}}
     sections: list[list[str]] = []
     pending_history = False

@@ -229,3 +229,47 @@ def test_braces_in_plain_fields_stay_text_both_ways(tmp_path):
     files, _ = export(persona.config, "agentspec")
     written = json.loads(next(iter(files.values())))
     assert written["description"] == "Reply as {% raw %} {{ x }}" and written["name"] == "Ada {{x}}"
+
+
+RICH_SCHEMA_PERSONA = """\
+name: 小明
+role: 翻译助手
+goal: 把用户的问题翻译成英文。
+model: gpt-4o
+tools:
+  - name: lookup
+    description: Look a word up.
+    parameters:
+      type: object
+      properties:
+        word: {type: string, description: the word}
+        limit: {type: integer, minimum: 1}
+        senses: {type: array, items: {type: object, properties: {gloss: {type: string}}}}
+      required: [word]
+output_schema:
+  name: translation
+  strict: false
+  schema:
+    type: object
+    properties:
+      text: {type: string, minLength: 1}
+      notes: {type: array, items: {type: object, properties: {n: {type: integer}}}}
+      meta: {type: object, properties: {score: {type: number, maximum: 1}}, required: [score]}
+    required: [text]
+"""
+
+
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_a_persona_exported_and_imported_keeps_its_output_schema_and_tools(tmp_path, write, format):
+    """Outputs and tools the format's own fields cannot hold (a nested property, a minimum, an optional
+    parameter, the schema's name) are kept whole in metadata.agent_profiles and come back on import."""
+    config = load_profile(write("p.yaml", RICH_SCHEMA_PERSONA))
+    files, _ = export(config, format)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    before, after = config.create_profile(), again.config.create_profile()
+    assert after.output_schema.as_dict() == before.output_schema.as_dict()
+    assert (after.output_schema.name, after.output_schema.strict) == ("translation", False)
+    assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
+    assert after.tools[0].parameters["required"] == ["word"]
