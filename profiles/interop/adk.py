@@ -212,6 +212,9 @@ MANY = False
 #: ADK has no default values: a variable's default is written into the instruction.
 INLINE_DEFAULTS = True
 
+#: ADK's `{name?}` is empty where the state lacks the key: an optional input with an empty default.
+OPTIONAL_PLACEHOLDERS = True
+
 #: Agent keys written back from `metadata.adk`: plain settings, no code.
 SAFE_KEYS = ("include_contents", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "output_key")
 

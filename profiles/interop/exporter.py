@@ -229,12 +229,14 @@ def prepare(
     language: str | None = None,
     model: str | None = None,
     inline_defaults: bool = False,
+    optional_stay: bool = False,
     verbatim: Callable[[Exportable, str, str], str | None] | None = None,
 ) -> Exportable:
     """Render a persona's prompts for `format`, with markers where the caller's values go.
 
     `persona` is a persona file or a `ProfileConfig`. `inline_defaults` writes the value of a
-    variable with a default into the text (for formats without defaults). `verbatim`, for a
+    variable with a default into the text (for formats without defaults); `optional_stay` keeps
+    an optional input whose default is empty a placeholder even so (ADK's `{name?}`). `verbatim`, for a
     format that renders Jinja itself, returns a kind's own template as that format takes it
     (or None): such a kind is written as its template, not rendered.
 
@@ -253,7 +255,8 @@ def prepare(
     profile = config.create_profile(deployment=deployment, language=language, model=model)
     kinds = [slot.kind for slot in profile.layout if slot.kind]
     others = [kind for kind in profile.templates if kind not in kinds]
-    placeholders = holes_of(profile, [*kinds, *others], {}, keep_defaults=not inline_defaults, optional_stay=True)
+    placeholders = holes_of(profile, [*kinds, *others], {}, keep_defaults=not inline_defaults,
+                            optional_stay=optional_stay)
     exportable = Exportable(config, profile, format, placeholders, [])
     written: dict[str, str] = {}
     if verbatim is not None:
@@ -339,7 +342,7 @@ def write(
     verbatim = getattr(module, "verbatim", None)
     prepared = [
         prepare(item, format, deployment=deployment, language=language, model=model, inline_defaults=inline,
-                verbatim=verbatim)
+                optional_stay=getattr(module, "OPTIONAL_PLACEHOLDERS", False), verbatim=verbatim)
         for item in personas
     ]
     files = module.write(prepared, **options)

@@ -273,3 +273,16 @@ def test_a_persona_exported_and_imported_keeps_its_output_schema_and_tools(tmp_p
     assert (after.output_schema.name, after.output_schema.strict) == ("translation", False)
     assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
     assert after.tools[0].parameters["required"] == ["word"]
+
+
+def test_an_optional_input_with_a_default_is_written_in_where_the_format_has_no_defaults(write):
+    """CrewAI fails a kickoff that lacks an input, and ADK's {name?} puts nothing where it is missing:
+    an optional input's default is written in, as the persona renders it; an empty one stays {name?}."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: 'Greet {{ audience }}{{ suffix }}'\n"
+                 "inputs:\n  audience: {type: string, default: 普通读者, required: false}\n"
+                 "  suffix: {type: string, default: '', required: false}\n")
+    assert load_profile(path).create_profile().format_system_prompt().count("Greet 普通读者") == 1
+    files, _ = export([path], "crewai")
+    assert "Greet 普通读者" in files["agents.yaml"] and "{audience}" not in files["agents.yaml"]
+    files, _ = export(path, "adk", model="gemini-2.5-flash")
+    assert "Greet 普通读者{suffix?}" in files["root_agent.yaml"]
