@@ -245,16 +245,23 @@ def _adk_text(item: Any, pieces: list[Any], where: str) -> str:
 
 def write(prepared: list[Any], **options: Any) -> dict[str, str]:
     """One `root_agent.yaml` (an `LlmAgent` config) for the prepared persona."""
-    import re
 
     from ..errors import ExportError
     from ._files import dump_yaml
 
     (item,) = prepared
     native = item.native
-    name = item.identifier(slug(str(item.value("name") or "agent")))
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name == "user":
+    persona_name = item.plain("name")
+    own = persona_name if isinstance(persona_name, str) and persona_name.isidentifier() else None
+    name = item.identifier(own or slug(str(persona_name or "agent")))
+    if not name.isidentifier() or name == "user":  # what ADK's agent name takes
         name = slug(name)
+    if item.secret("name"):
+        item.note("converted", f"the name is a secret, so the agent is named {name!r}; the instruction reads the name "
+                  "from session state")
+    elif persona_name and name != persona_name and not item.same_format:
+        item.note("converted", f"the name {persona_name!r} is written as the agent name {name!r}: ADK takes an "
+                  "identifier (letters, digits, _) there; the instruction keeps the name")
     agent: dict[str, Any] = {"agent_class": "LlmAgent", "name": name}
     model = item.profile.resolved.get("model")
     if model is not None and model.value:

@@ -284,7 +284,7 @@ def write(prepared: list[Any]) -> dict[str, str]:
             goal = f"Help the user as {role}."
             item.note("converted", "the persona has no goal; CrewAI needs one, so one was written from the role")
         if not backstory:
-            backstory = f"You are {name}."
+            backstory = f"You are {_crewai_text(item, item.field_pieces('name', inline_defaults=True), 'name')}."
             item.note("converted", "the persona has no desc; CrewAI needs a backstory, so one was written from the "
                       "name")
         spec: dict[str, Any] = {"role": role, "goal": goal, "backstory": backstory}

@@ -80,12 +80,17 @@ class Exportable:
         value = self.imported.get("id")
         return str(value) if self.same_format and isinstance(value, str) and value else fallback
 
+    def secret(self, name: str) -> bool:
+        item = self.profile.resolved.get(name)
+        return item is not None and item.secret
+
     def value(self, name: str) -> Any:
-        return self.profile.values.get(name)
+        """A field's value; None for a secret, which no id, file name or message may be made from."""
+        return None if self.secret(name) else self.profile.values.get(name)
 
     def plain(self, name: str) -> Any:
-        """A text field as plain text for a format's plain field (a description): escapes undone."""
-        value = self.profile.values.get(name)
+        """A text field as plain text for a format's plain field (a description): escapes undone; None for a secret."""
+        value = self.value(name)
         if not isinstance(value, str) or "{" not in value:
             return value
         try:
@@ -218,7 +223,8 @@ class Exportable:
 
     @property
     def label(self) -> str:
-        return self.config.source_file or f"persona {self.value('name')!r}"
+        name = self.value("name")
+        return self.config.source_file or (f"persona {name!r}" if name is not None else "the persona")
 
 
 def prepare(

@@ -286,3 +286,31 @@ def test_an_optional_input_with_a_default_is_written_in_where_the_format_has_no_
     assert "Greet 普通读者" in files["agents.yaml"] and "{audience}" not in files["agents.yaml"]
     files, _ = export(path, "adk", model="gemini-2.5-flash")
     assert "Greet 普通读者{suffix?}" in files["root_agent.yaml"]
+
+
+def test_a_secret_name_makes_no_id_file_name_or_text_of_an_export(write, monkeypatch):
+    """A secret name is never the agent's id (CrewAI, ADK), the file's name (Prompty) or its
+    backstory: each gets a plain id, and the text reads the name through a placeholder."""
+    monkeypatch.setenv("AGENT_NAME_TOKEN", "TopSecretValue42")
+    path = write("s.yaml", "name: {key: AGENT_NAME_TOKEN, default: Ada, secret: true}\nrole: Summarizer\n"
+                 "model: gpt-4o\n")
+    outputs = {"prompty": export(path, "prompty"), "adk": export(path, "adk"), "crewai": export([path], "crewai")}
+    for format, (files, notes) in outputs.items():
+        text = "".join([*files, *files.values(), *(str(note) for note in notes)]).lower()
+        assert "topsecretvalue42" not in text, format
+    assert "backstory: You are {name}." in outputs["crewai"][0]["agents.yaml"]
+    assert "name: agent\n" in outputs["adk"][0]["root_agent.yaml"]
+    assert "default: ${env:AGENT_NAME_TOKEN}" in outputs["prompty"][0]["persona.prompty"]
+
+
+def test_adk_keeps_a_name_that_is_an_identifier_and_says_when_it_changes_one(write, tmp_path):
+    """ADK's agent name takes any identifier (Iris, 小明): it is written as it is and imports back;
+    a name with spaces is written as an identifier, with a note."""
+    for name, written in (("Iris", "Iris"), ("小明", "小明"), ("Support Bot", "support_bot")):
+        path = write("p.yaml", f"name: {name}\nrole: Clerk\nmodel: gemini-2.5-flash\n")
+        files, notes = export(path, "adk")
+        assert f"\nname: {written}\n" in files["root_agent.yaml"]
+        assert any(f"written as the agent name '{written}'" in str(note) for note in notes) == (name != written)
+        (tmp_path / "root_agent.yaml").write_text(files["root_agent.yaml"], encoding="utf-8")
+        (again,) = interop.load("adk", tmp_path / "root_agent.yaml").personas
+        assert again.config.create_profile().get_name() == written
