@@ -54,9 +54,7 @@ def _output_type(agents: Any, profile: Any) -> Any:
     """An SDK output schema that is the persona's `output_schema`, replies read by `parse_reply`."""
     schema = profile.output_schema
     exceptions = framework("agents.exceptions", _EXTRA, "openai-agents")
-    from ..output_schema import openai_strict_problems
-
-    strict = bool(schema.strict) or not openai_strict_problems(schema.as_dict())
+    strict = bool(schema.strict)  # the persona's choice, already on where it left it out and the schema fits
 
     class PersonaOutput(agents.AgentOutputSchemaBase):  # type: ignore[misc, name-defined]
         def is_plain_text(self) -> bool:

@@ -94,7 +94,7 @@ def to_agent(
     if schema is not None:
         output = pydantic_ai.StructuredDict(dict(schema.as_dict()), name=schema.name, description=schema.description)
         if output_mode == "native":
-            output = pydantic_ai.NativeOutput(output, name=schema.name, strict=schema.strict or None)
+            output = pydantic_ai.NativeOutput(output, name=schema.name, strict=bool(schema.strict))
         elif output_mode == "prompted":
             output = pydantic_ai.PromptedOutput(output, name=schema.name)
         agent_options.setdefault("output_type", output)

@@ -91,3 +91,18 @@ def test_a_deployment_and_secrets(monkeypatch, configs):
     with pytest.raises(SecretError) as caught:
         to_agent(persona, model="gpt-4o")
     assert "name" in str(caught.value)
+
+
+def test_an_output_schema_with_strict_false_is_sent_without_strict_mode(chat_server, write):
+    """strict: false in the persona is what the request says, though the schema would fit strict mode."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o-mini\noutput_schema:\n  strict: false\n  schema:\n"
+                 "    type: object\n    properties: {answer: {type: string}}\n    required: [answer]\n"
+                 "    additionalProperties: false\n")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(path, model=model)
+    chat_server.script('{"answer": "yes"}')
+    assert Runner.run_sync(agent, to_input(agent, "Is it?"), run_config=RUN).final_output == {"answer": "yes"}
+    (body,) = chat_server.requests
+    assert body["response_format"]["json_schema"]["strict"] is False
+    assert load_profile(path).create_profile().to_request("Is it?")["response_format"][
+        "json_schema"]["strict"] is False
