@@ -90,8 +90,9 @@ def to_agent(
     """An `agents.Agent` from a persona: name, instructions, model, model settings, output type.
 
     `model` is an SDK model object (`OpenAIChatCompletionsModel(…)`) or a name; by default the
-    persona's model. `options` go to `Agent` when it has such a field (`handoffs`, `hooks`, …),
-    else to the system prompt as its variables. The agent's `profile` is what `to_input` renders
+    persona's model. `options` go to `Agent` when it has such a field (`handoffs`, `hooks`, or
+    `name`, `instructions`, `model_settings` in place of the persona's), else to the system prompt
+    as its variables. The agent's `profile` is what `to_input` renders
     the turn with; `provenance` names the persona file, deployment and store versions.
 
     Raises:
@@ -105,20 +106,24 @@ def to_agent(
     variables = {key: value for key, value in options.items() if key not in fields}
     if variables:
         profile = profile.partial(**variables)
-    settings = settings_of(profile)
-    extra_args = {key: settings.pop(key) for key in ("stop", "seed") if key in settings}
-    extra_args.update({key: value for key, value in profile.settings_extra.items()
-                       if key not in ("openai-chat", "openai-responses", "anthropic")})
-    if extra_args:
-        settings["extra_args"] = extra_args
-    chosen = model if model is not None else guarded(profile, "model", "agent's model")
+    # an Agent field given here (name, instructions, model_settings, …) wins over the persona's
+    if "model_settings" not in agent_options:
+        settings = settings_of(profile)
+        extra_args = {key: settings.pop(key) for key in ("stop", "seed") if key in settings}
+        extra_args.update({key: value for key, value in profile.settings_extra.items()
+                           if key not in ("openai-chat", "openai-responses", "anthropic")})
+        if extra_args:
+            settings["extra_args"] = extra_args
+        agent_options["model_settings"] = agents.ModelSettings(**settings)
+    if "name" not in agent_options:
+        agent_options["name"] = str(guarded(profile, "name", "agent's name", "name") or "Agent")
+    if "instructions" not in agent_options:
+        agent_options["instructions"] = system_text(profile)
+    chosen = model if model is not None else guarded(profile, "model", "agent's model", "model")
     if profile.output_schema is not None:
         agent_options.setdefault("output_type", _output_type(agents, profile))
     return _agent_class(agents)(
-        name=str(guarded(profile, "name", "agent's name") or "Agent"),
-        instructions=system_text(profile),
         model=chosen,
-        model_settings=agents.ModelSettings(**settings),
         tools=list(tools),
         provenance=provenance_of(profile).to_dict(),
         profile=profile,

@@ -71,3 +71,15 @@ def test_native_output_keeps_strict_false(chat_server, write):
     assert agent.run_sync(user_prompt(agent, "Is it?")).output == {"answer": "yes"}
     (body,) = chat_server.requests
     assert body["response_format"]["json_schema"]["strict"] is False
+
+
+def test_agent_arguments_given_win_over_the_personas(chat_server, configs):
+    """name, instructions and model_settings given to to_agent are the Agent's, not a TypeError."""
+    agent = to_agent(configs / "triage.yaml", _model(chat_server), name="Bot", instructions="Be brief.",
+                     model_settings={"temperature": 1.0})
+    assert agent.name == "Bot"
+    triaged = {"category": "billing", "urgency": 4, "labels": [], "summary": "s"}
+    chat_server.script(ToolCall("final_result", triaged))
+    assert agent.run_sync(user_prompt(agent, ticket="x")).output == triaged
+    (body,) = chat_server.requests
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."} and body["temperature"] == 1.0
