@@ -354,7 +354,7 @@ def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
         line = front.line(*where, option)
         if option == model_key:
             continue
-        if option == "type" and setting in _PROVIDERS:
+        if option == "type" and isinstance(setting, str) and setting in _PROVIDERS:
             draft.keep("model.provider", _PROVIDERS[setting], line)
         elif option in ("azure_endpoint", "base_url", "endpoint"):
             connection["endpoint"] = setting
@@ -417,6 +417,12 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
             draft.drop(f"tool {item.get('name')!r}", f"a {item.get('kind')} tool is a service or code, not a "
                        "function the model calls; configure it in the agent's framework", line, kind="code")
             continue
+        parameters = item.get("parameters")
+        if not (parameters is None or isinstance(parameters, dict) or (
+                isinstance(parameters, list) and all(isinstance(entry, dict) for entry in parameters))):
+            raise ConfigError(front.issue(
+                f"tool {item.get('name')!r}: parameters must be a list of properties (each a mapping with a name "
+                "and a kind), a mapping of name to property, or a JSON Schema object", "tools", index, "parameters"))
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
         tools.append(_function_tool(item))

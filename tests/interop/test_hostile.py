@@ -224,3 +224,22 @@ def test_a_secret_exports_as_a_placeholder_only_where_the_template_prints_it_as_
     assert ("{" + field + "}" if format == "adk" else "{{" + field + "}}") in text  # the placeholder
     if format == "prompty":
         assert "${env:TEAM_X_TOKEN}" in text
+
+
+@pytest.mark.parametrize("front,expected", [
+    ("tools:\n- name: lookup\n  description: d\n  parameters: 3\n", ["x.prompty:6:", "tool 'lookup': parameters must"]),
+    ("tools:\n- name: lookup\n  description: d\n  parameters: [5]\n", ["x.prompty:6:", "a list of properties"]),
+])
+def test_prompty_tool_parameters_of_the_wrong_shape_are_named_at_their_line(tmp_path, front, expected):
+    path = tmp_path / "x.prompty"
+    path.write_text(f"---\nname: x\n{front}---\nsystem:\nhi\n", encoding="utf-8")
+    _fails("prompty", path, *expected)
+
+
+def test_a_prompty_v1_provider_type_that_is_no_name_is_kept_not_an_internal_error(tmp_path):
+    path = tmp_path / "x.prompty"
+    path.write_text("---\nname: x\nmodel:\n  configuration:\n    type: [azure_openai]\n    name: gpt-4o\n---\n"
+                    "system:\nhi\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.model == "gpt-4o"
+    assert persona.config.metadata["prompty"]["model"]["configuration"]["type"] == ["azure_openai"]
