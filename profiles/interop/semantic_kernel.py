@@ -37,6 +37,11 @@ _HANDLEBARS_HISTORY = re.compile(
     r"\{\{\s*(?:this\.)?content\s*\}\}\s*</message>\s*\{\{/each\}\}"
 )
 _FORMATS = ("semantic-kernel", "handlebars", "jinja2")
+
+#: Execution-setting names SK uses for a persona's model setting: .NET's OpenAI settings write the
+#: stop strings as `stop_sequences`, and Python's model as `ai_model_id` (.NET's `model_id`).
+_SETTING_ALIASES = {"stop_sequences": "stop"}
+_MODEL_KEYS = ("model_id", "ai_model_id")
 _ROLES = ("system", "developer", "user", "assistant")
 
 
@@ -186,7 +191,8 @@ def _agent(source: Source) -> Any:
                     draft.set_text("model", setting, option_line)
                 elif option == "options" and isinstance(setting, dict):
                     for setting_name, setting_value in setting.items():
-                        draft.setting(setting_name, setting_value, source.line("model", "options", setting_name),
+                        draft.setting(_SETTING_ALIASES.get(setting_name, setting_name), setting_value,
+                                      source.line("model", "options", setting_name),
                                       f"model.options.{setting_name}")
                 else:
                     draft.keep(f"model.{option}", setting, option_line,
@@ -267,10 +273,11 @@ def _execution_settings(draft: Draft, source: Source, value: Any) -> None:
             continue
         for name, setting in settings.items():
             setting_line = source.line("execution_settings", service, name)
-            if name == "model_id":
+            if name in _MODEL_KEYS:
                 draft.set_text("model", setting, setting_line)
             else:
-                draft.setting(name, setting, setting_line, f"execution_settings.{service}.{name}")
+                draft.setting(_SETTING_ALIASES.get(name, name), setting, setting_line,
+                              f"execution_settings.{service}.{name}")
 
 
 def _output(draft: Draft, source: Source, schema: Any, line: int | None) -> None:
