@@ -95,3 +95,12 @@ def test_help_shows_examples(runner):
     for command in ("import", "export"):
         result = runner.invoke(cli, [command, "--help"])
         assert result.exit_code == 0 and f"profiles {command} " in result.output
+
+
+def test_export_model_replaces_the_personas_model_as_its_help_says(runner, configs):
+    """--model is the model the prompts are for, in place of the persona's (triage names gpt-4o-mini)."""
+    result = runner.invoke(cli, ["export", str(configs / "triage.yaml"), "--to", "adk", "--model", "gemini-2.5-flash"])
+    assert result.exit_code == 0, result.output
+    assert "\nmodel: gemini-2.5-flash\n" in result.stdout
+    shown = " ".join(runner.invoke(cli, ["export", "--help"]).output.split())
+    assert "in place of the persona's" in shown and "where the persona names none" not in shown
