@@ -96,7 +96,10 @@ def export(
     from ..atomic import write_atomic
     from ..interop.exporter import write
 
-    options = {"base_url": base_url} if base_url and format == "agentspec" else {}
+    if base_url and format != "agentspec":
+        raise click.UsageError(f"--base-url is an Agent Spec setting; {format} files have no place for it, "
+                               "so leave it out or export --to agentspec")
+    options = {"base_url": base_url} if base_url else {}
     with showing_warnings():
         outputs = [
             write(list(personas) if format == "crewai" else persona, format, deployment=deployment,
