@@ -661,6 +661,11 @@ def _reference(item: Any, name: str) -> Any:
     return item.plain(name)
 
 
+#: A line Prompty's parser takes for the start of a message, as its own rule reads it (any case,
+#: an optional '#' before and [attributes] after the role), after the template is rendered.
+_BOUNDARY = re.compile(r"(?im)^[ \t]*#?[ \t]*(system|user|assistant|developer)(\[[^\]\n]*\])?[ \t]*:[ \t]*$")
+
+
 def _property(name: str, schema: Any) -> dict[str, Any]:
     prop: dict[str, Any] = {"name": name}
     if isinstance(schema, dict):
@@ -809,6 +814,13 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
                 pending_history = True
             continue
         text = message.written if message.written is not None else _jinja_text(item, message.pieces)
+        boundary = _BOUNDARY.search(text)
+        if boundary:
+            raise ExportError(
+                f"the {message.kind} prompt of {item.label} has the line {boundary.group().strip()!r}, which Prompty "
+                f"reads as the start of a new {boundary.group(1).lower()} message (it has no escape for it); reword "
+                "that line, e.g. with the text on the same line after the colon"
+            )
         lines = [f"{message.role}:"]
         if pending_history:
             lines.append("{{" + str(history_name) + "}}")

@@ -314,3 +314,22 @@ def test_adk_keeps_a_name_that_is_an_identifier_and_says_when_it_changes_one(wri
         (tmp_path / "root_agent.yaml").write_text(files["root_agent.yaml"], encoding="utf-8")
         (again,) = interop.load("adk", tmp_path / "root_agent.yaml").personas
         assert again.config.create_profile().get_name() == written
+
+
+def test_a_line_prompty_would_take_for_a_role_marker_is_refused(write, tmp_path, monkeypatch):
+    """Prompty splits the rendered body at any line that is only a role and a colon ('User:', '# assistant:'),
+    and has no escape: such a line in a persona's text would send other messages than the persona, so the
+    export refuses it, naming the line; with the text after the colon it is no marker and is written."""
+    import prompty
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # prompty.load resolves the connection's ${env:…}
+    path = write("p.yaml", "name: Ada\nrole: Tutor\nmodel: gpt-4o\nexamples: \"Q&A:\\nUser:\\nWhat is 2+2?\\n\"\n")
+    with pytest.raises(ExportError) as caught:
+        export(path, "prompty")
+    assert "the line 'User:'" in str(caught.value) and "new user message" in str(caught.value)
+    ok = write("q.yaml", "name: Ada\nrole: Tutor\nmodel: gpt-4o\nexamples: \"User: What is 2+2?\\nassistant: 4\"\n")
+    files, _ = export(ok, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    sent = prompty.prepare(prompty.load(tmp_path / name), inputs={"question": "Q"})
+    assert [message.role for message in sent] == ["system", "user"]
