@@ -270,7 +270,11 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         agent["model"] = model.value
     goal = item.profile.resolved.get("goal")
     if goal is not None and goal.value and not goal.secret:
-        agent["description"] = _adk_text(item, item.field_pieces("goal", inline_defaults=True), "goal")
+        # ADK fills session state into instructions only: the description is sent as written, braces and all
+        agent["description"] = "".join(
+            "{" + item.source_name(piece.name) + "}" if isinstance(piece, Var) else piece
+            for piece in item.field_pieces("goal", inline_defaults=True)
+        ).strip()
     system = [message for message in item.messages if message.kind and message.role in ("system", "developer")]
     kinds = [message.kind for message in system]
     if "instruction" in kinds and kinds[0] == "system" and len(kinds) == 2:

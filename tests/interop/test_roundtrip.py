@@ -333,3 +333,16 @@ def test_a_line_prompty_would_take_for_a_role_marker_is_refused(write, tmp_path,
     (tmp_path / name).write_text(text, encoding="utf-8")
     sent = prompty.prepare(prompty.load(tmp_path / name), inputs={"question": "Q"})
     assert [message.role for message in sent] == ["system", "user"]
+
+
+def test_an_adk_description_with_braces_exports_back_as_written(tmp_path):
+    """ADK fills session state into instructions only; a description reading 'Helps {user:name}.' is text,
+    imported as text, and exported back as it was instead of refused as a placeholder ADK would fill."""
+    (tmp_path / "root_agent.yaml").write_text(
+        "agent_class: LlmAgent\nname: helper\nmodel: gemini-2.5-flash\ndescription: Helps {user:name}.\n"
+        "instruction: Answer about {topic}.\n", encoding="utf-8")
+    (persona,) = interop.load("adk", tmp_path / "root_agent.yaml").personas
+    assert persona.config.create_profile().get_goal() == "Helps {user:name}."
+    files, _ = export(persona.config, "adk")
+    assert "\ndescription: Helps {user:name}.\n" in files["root_agent.yaml"]
+    assert "instruction: Answer about {topic}." in files["root_agent.yaml"]
