@@ -1287,6 +1287,19 @@ def _file_stem(profile_id: Any, row: int) -> str:
     return stem or f"row-{row}"
 
 
+#: How the first line of every persona file a batch writes begins; the run's id and the row follow.
+_MARKER_PREFIX = "# agent-profiles batch "
+
+
+def _first_line(path: Path) -> str:
+    """The first line of `path`, or "" when it cannot be read as text (a user's own file, say)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return file.readline()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 class _FolderSink(_Sink):
     def __init__(self, options: BatchOptions) -> None:
         super().__init__(options)
@@ -1322,17 +1335,39 @@ class _FolderSink(_Sink):
 
         stem = _file_stem(result.profile_id, result.row)
         target = self.options.out / f"{stem}.yaml"
-        marker = f"# agent-profiles batch {self._state['run']} row {result.row}"
+        marker = f"{_MARKER_PREFIX}{self._state['run']} row {result.row}"
         self._check_unique(target, marker, result)
         header = f"{marker}: id {result.profile_id!r} from {self.options.source.name}\n"
         body = yaml.safe_dump(record["persona"], allow_unicode=True, sort_keys=False, width=100)
         with self._writing(target):
             write_atomic(target, header + body)
-        if "prompts" in record:
-            prompts = json.dumps(record["prompts"], ensure_ascii=False, indent=2) + "\n"
-            with self._writing(target.with_name(f"{stem}.prompts.json")):
-                write_atomic(target.with_name(f"{stem}.prompts.json"), prompts)
+        prompts_path = target.with_name(f"{stem}.prompts.json")
+        with self._writing(prompts_path):
+            if "prompts" in record:
+                prompts = json.dumps(record["prompts"], ensure_ascii=False, indent=2) + "\n"
+                write_atomic(prompts_path, prompts)
+            else:  # an earlier run's prompts for this persona no longer match it
+                prompts_path.unlink(missing_ok=True)
         self.pending += 1
+
+    def finish(self) -> None:
+        """Remove the personas an earlier batch wrote here that this one did not rewrite, then the checkpoint.
+
+        A run given --force over a folder from a bigger dataset would otherwise leave the old
+        rows' files beside the new ones, looking like its output. Only files whose first line is
+        an earlier batch's marker go (with their prompts), and only once this run is complete, so a
+        run stopped midway still has them; other files in the folder are left alone. Shards share
+        a folder with other runs, so they remove nothing.
+        """
+        if not self.options.shard:
+            ours = f"{_MARKER_PREFIX}{self._state['run']} "
+            for path in sorted(self.options.out.glob("*.yaml")):
+                first = _first_line(path)
+                if first.startswith(_MARKER_PREFIX) and not first.startswith(ours):
+                    with self._writing(path):
+                        path.with_name(f"{path.stem}.prompts.json").unlink(missing_ok=True)
+                        path.unlink(missing_ok=True)
+        super().finish()
 
     def _untouched(self) -> bool:
         return True  # no row was read, so no persona file was written
@@ -1350,11 +1385,7 @@ class _FolderSink(_Sink):
 
         from .factories.dataset import RowIssue
 
-        try:
-            with open(target, encoding="utf-8") as file:
-                first = file.readline()
-        except FileNotFoundError:
-            return
+        first = _first_line(target)
         run_prefix = marker.rsplit(" row ", 1)[0] + " row "
         if first.startswith(run_prefix) and not first.startswith(marker + ":"):
             issue = RowIssue(

@@ -81,6 +81,29 @@ def test_folder_output_is_loadable_personas(runner, tmp_path):
     assert runner.invoke(cli, ["validate", str(out)]).exit_code == 0
 
 
+def test_force_into_a_folder_leaves_only_this_runs_personas(runner, tmp_path, write):
+    """--force over a folder from a bigger dataset removes the old rows' files once the new run is
+    complete, and the prompts of personas no longer rendered; a stopped run and others' files keep theirs."""
+    out = tmp_path / "personas"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--render"]).exit_code == 0
+    (out / "notes.yaml").write_text("mine: true\n", encoding="utf-8")
+    rows = (DATASETS / "customers.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    fewer = write("fewer.csv", "".join(rows[:4]))  # the header and three rows
+    args = ["batch", "--from", str(fewer), *EXAMPLE[2:], "--out", str(out)]
+
+    bad = write("bad.csv", "".join(rows[:2]) + "c-002,Grace\n")  # its second row has two cells of seven
+    stopped = runner.invoke(cli, [*args[:2], str(bad), *args[3:], "--force"])
+    assert stopped.exit_code == 2, stopped.output
+    assert len(list(out.glob("c-*.yaml"))) == 12  # stopped midway: the earlier files are all still there
+
+    forced = runner.invoke(cli, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert sorted(path.name for path in out.glob("*.yaml")) == ["c-001.yaml", "c-002.yaml", "c-003.yaml", "notes.yaml"]
+    assert list(out.glob("*.prompts.json")) == []  # rendered by the first run only
+    assert (out / "notes.yaml").read_text(encoding="utf-8") == "mine: true\n"
+    assert runner.invoke(cli, ["validate", str(out / "c-003.yaml")]).exit_code == 0
+
+
 def test_secret_fields_are_written_as_their_definition(runner, tmp_path, write, monkeypatch):
     """A secret field's value never reaches the output; its provider and key do."""
     monkeypatch.setenv("AGENT_SECRET_NAME", "Hunter2")

@@ -131,11 +131,19 @@ def store(ctx: click.Context, store_url: str | None) -> None:
 
 
 def _read_content(source: BinaryIO) -> str:
-    raw = source.read()
+    """The text to store, read no further than the most a version may hold (a huge pipe stays unread)."""
+    from ..store.keys import MAX_CONTENT_BYTES
+
+    raw = source.read(MAX_CONTENT_BYTES + 1)
+    where = getattr(source, "name", "<stdin>")
+    if len(raw) > MAX_CONTENT_BYTES:
+        raise ProfilesError(
+            f"{where}: over {MAX_CONTENT_BYTES:,} bytes, the most a stored prompt holds; shorten it or split it "
+            "into several prompts"
+        )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        where = getattr(source, "name", "<stdin>")
         raise ProfilesError(f"{where}: not UTF-8 text ({exc}); convert it to UTF-8") from exc
 
 

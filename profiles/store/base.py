@@ -32,7 +32,15 @@ from profiles.errors import (
     StoreError,
     StoreNotFoundError,
 )
-from profiles.store.keys import MAX_NUMBER, PromptKey, candidate_keys, check_size, check_text, make_key
+from profiles.store.keys import (
+    MAX_NUMBER,
+    PromptKey,
+    candidate_keys,
+    check_content,
+    check_size,
+    check_text,
+    make_key,
+)
 from profiles.store.models import (
     Arm,
     ImportResult,
@@ -285,6 +293,7 @@ class PromptStore:
 
         key = make_key(name, language, model)
         content = _check_text("the content", content)
+        check_content("the content", content)
         if not content.strip():
             raise StoreError(
                 f"the content for {key} is empty; a prompt needs text (give --file FILE or pipe the text in)"

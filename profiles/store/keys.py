@@ -13,6 +13,7 @@ from profiles.errors import StoreError
 
 __all__ = [
     "KEY_PART_BYTES",
+    "MAX_CONTENT_BYTES",
     "MAX_NUMBER",
     "PromptKey",
     "candidate_keys",
@@ -106,6 +107,27 @@ def check_text(what: str, value: str) -> str:
         raise StoreError(
             f"{what} is not valid Unicode text ({exc.reason} at position {exc.start}); fix it"
         ) from exc
+    return value
+
+
+#: The most UTF-8 bytes one version's content may hold. A stored prompt becomes a field's text or
+#: a template, and a template file may hold this much; the HTTP API takes about this in one body.
+MAX_CONTENT_BYTES = 1_000_000
+
+
+def check_content(what: str, value: str) -> str:
+    """Return ``value`` if it is storable text (``check_text``) of at most ``MAX_CONTENT_BYTES``.
+
+    Raises:
+        StoreError: it holds a NUL or a lone surrogate, or it is longer.
+    """
+    check_text(what, value)
+    size = len(value.encode("utf-8"))
+    if size > MAX_CONTENT_BYTES:
+        raise StoreError(
+            f"{what} is {size:,} bytes of UTF-8; a stored prompt holds at most {MAX_CONTENT_BYTES:,} (what a "
+            "template file may), so shorten it or split it into several prompts"
+        )
     return value
 
 

@@ -33,7 +33,7 @@ import yaml
 
 from profiles.atomic import write_atomic
 from profiles.errors import StoreError
-from profiles.store.keys import MAX_NUMBER, PromptKey, check_text, make_key
+from profiles.store.keys import MAX_NUMBER, PromptKey, check_content, check_text, make_key
 from profiles.store.models import PromptVersion
 
 __all__ = ["PromptRecord", "file_name", "read_folder", "write_folder"]
@@ -167,7 +167,8 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
         raise _fail(path, f"{where}field 'created_at' must be an ISO 8601 time ({exc})") from exc
     texts = {name: _text(path, entry, name, where) for name in ("author", "note")}
     try:  # what `put` refuses must not come in by a file either
-        for name, value in (("content", content), *texts.items()):
+        check_content("field 'content'", content)
+        for name, value in texts.items():
             check_text(f"field '{name}'", value)
     except StoreError as exc:
         raise _fail(path, f"{where}{exc.message}") from None

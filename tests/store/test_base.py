@@ -197,6 +197,17 @@ def test_nul_characters_are_refused_everywhere(store):
     assert store.list() == ()
 
 
+def test_content_over_the_limit_is_refused_and_nothing_is_written(store):
+    """A version holds at most MAX_CONTENT_BYTES of UTF-8, on every backend alike; the limit itself is fine."""
+    from profiles.store.keys import MAX_CONTENT_BYTES
+
+    wide = "é" * (MAX_CONTENT_BYTES // 2)  # two bytes each: exactly the limit
+    assert store.put("s", wide).version == 1
+    with pytest.raises(StoreError, match=f"is {MAX_CONTENT_BYTES + 2:,} bytes of UTF-8; a stored prompt holds at most"):
+        store.put("s", wide + "é")
+    assert [record.version for record in store.history("s")] == [1]
+
+
 @pytest.mark.parametrize("field", ["name", "content", "language", "model", "author", "note", "label"])
 def test_lone_surrogates_are_refused(store, field):
     """Text that cannot be encoded as UTF-8 is a StoreError, not a driver crash."""

@@ -250,6 +250,18 @@ def test_empty_content_is_refused(run, content):
     assert run("list").exit_code == 2  # nothing was created: the store does not exist yet
 
 
+def test_content_over_the_limit_is_refused_before_the_store_opens(run, tmp_path):
+    """A file (or pipe) over the most a version holds is refused, read no further than that, storing nothing."""
+    from profiles.store.keys import MAX_CONTENT_BYTES
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (MAX_CONTENT_BYTES + 1))
+    result = run("put", "s", "--file", str(big))
+    assert result.exit_code == 2
+    assert f"Error: {big}: over {MAX_CONTENT_BYTES:,} bytes, the most a stored prompt holds" in result.stderr
+    assert run("list").exit_code == 2  # nothing was created: the store does not exist yet
+
+
 def test_unchanged_put_adds_no_version_and_still_labels(run):
     """Putting the newest version's text again says so, adds nothing, and still applies --label."""
     run("put", "s", input="one\n")

@@ -128,6 +128,10 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
             "versions[0]: field 'content' contains a NUL",
         ),
         (
+            "name: a\nversions:\n- {version: 1, content: " + "x" * 1_000_001 + ", created_at: '2026-01-01T00:00:00'}\n",
+            "versions[0]: field 'content' is 1,000,001 bytes of UTF-8; a stored prompt holds at most 1,000,000",
+        ),
+        (
             "name: a\nlabels: {' prod': 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
             "label ' prod': a label must be non-empty",
         ),
