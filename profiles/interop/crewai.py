@@ -322,6 +322,12 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 item.note("dropped", f"metadata.crewai.{key} not written: it is not a plain agent setting")
         if item.profile.tools:
             item.note("dropped", "tools not written: CrewAI names @tool methods of the crew class; add them in code")
+        own = [message.kind for message in item.messages
+               if message.kind and message.role in ("system", "developer") and message.kind in item.profile.templates]
+        if own:
+            item.note("dropped", f"the {', '.join(own)} prompt's own template is not written: CrewAI builds the "
+                      "agent's system prompt from role, goal and backstory; move its text into desc or "
+                      "expand_prompt to keep it")
         agents[agent_id] = spec
         native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
         if native_tasks:

@@ -126,3 +126,21 @@ def test_a_text_guardrail_is_kept_and_written_back(tmp_path):
     assert "guardrail: Ensure the draft has a title\n  guardrail_max_retries: 2\n" in written
     assert "- Is in English\n" in written and "mystery" not in written
     assert any("metadata.crewai.tasks.draft.mystery not written" in note.message for note in notes)
+
+
+def test_a_personas_own_system_template_is_listed_as_left_out(tmp_path):
+    """CrewAI builds the system prompt from role, goal and backstory: a persona's own system template has
+    no place in agents.yaml, and the export says so instead of leaving it out silently."""
+    from profiles import load_profile
+    from profiles.interop.exporter import write as export
+
+    path = tmp_path / "p.yaml"
+    path.write_text("name: Ada\nrole: Clerk\ngoal: File things.\n"
+                    "templates:\n  system: {inline: 'Always cite {{ name }}.'}\n", encoding="utf-8")
+    files, notes = export([load_profile(path)], "crewai")
+    assert "Always cite" not in files["agents.yaml"]
+    assert any(note.kind == "dropped" and "system prompt's own template is not written" in note.message
+               for note in notes)
+    imported = interop.load("crewai", EXAMPLES / "crewai" / "support_crew").personas[0].config
+    _, plain = export([imported], "crewai")
+    assert not any("own template" in note.message for note in plain)
