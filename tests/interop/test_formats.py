@@ -323,3 +323,13 @@ def test_semantic_kernel_stop_sequences_and_ai_model_id_are_the_personas_stop_an
     (from_agent,) = interop.load("semantic-kernel", agent).personas
     assert from_agent.config.create_profile().to_request("Hi")["stop"] == ["END"]
     assert from_agent.data["metadata"]["semantic-kernel"] == {"type": "chat_completion_agent"}
+
+
+def test_a_prompty_file_with_windows_line_ends_splits_into_its_messages(tmp_path):
+    """A .prompty saved with \\r\\n line ends (and a byte-order mark) reads as Prompty reads it: its role
+    lines start messages, and no \\r is left in a template."""
+    path = tmp_path / "crlf.prompty"
+    path.write_bytes(b"\xef\xbb\xbf---\r\nname: crlf\r\nmodel:\r\n  id: gpt-4o\r\n---\r\nsystem:\r\nBe nice.\r\n"
+                     b"Twice.\r\n\r\nuser:\r\n{{question}}\r\n")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.data["templates"] == {"system": {"inline": "Be nice.\nTwice."}, "user": {"inline": "{{question}}"}}
