@@ -342,6 +342,9 @@ def write(
         raise ExportError(f"unknown export format {format!r}; the formats are {', '.join(EXPORT_FORMATS)}")
     module = import_module(f".{IMPORT_FORMATS[format]}", __package__)
     personas = list(persona) if isinstance(persona, (list, tuple)) else [persona]
+    if not personas:
+        raise ExportError(f"no persona to export: give {format} a persona file or ProfileConfig (a list of them for "
+                          "a CrewAI crew)")
     if len(personas) != 1 and not getattr(module, "MANY", False):
         raise ExportError(f"{format} writes one persona per file; export them one at a time")
     inline = getattr(module, "INLINE_DEFAULTS", False)

@@ -346,3 +346,11 @@ def test_an_adk_description_with_braces_exports_back_as_written(tmp_path):
     files, _ = export(persona.config, "adk")
     assert "\ndescription: Helps {user:name}.\n" in files["root_agent.yaml"]
     assert "instruction: Answer about {topic}." in files["root_agent.yaml"]
+
+
+@pytest.mark.parametrize("format", ["crewai", "prompty"])
+def test_an_empty_list_of_personas_is_an_export_error(format):
+    """No persona writes no crew of nothing (CrewAI's agents.yaml as {}) and is not 'one at a time'."""
+    with pytest.raises(ExportError) as caught:
+        export([], format)
+    assert "no persona to export" in str(caught.value)
