@@ -12,12 +12,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from profiles import interop, load_profile
 from profiles.errors import ExportError
 from profiles.interop.exporter import write as export
 
 from .conftest import EXAMPLES, comparable
+from .strategies import OBJECT_SCHEMAS
 
 ROUND_TRIPS = [
     ("crewai", EXAMPLES / "crewai" / "research_crew"),
@@ -354,3 +357,25 @@ def test_an_empty_list_of_personas_is_an_export_error(format):
     with pytest.raises(ExportError) as caught:
         export([], format)
     assert "no persona to export" in str(caught.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(schema=OBJECT_SCHEMAS, parameters=OBJECT_SCHEMAS, format=st.sampled_from(["prompty", "agentspec"]))
+def test_any_output_schema_and_tool_parameters_survive_an_export_and_import(tmp_path_factory, schema, parameters,
+                                                                           format):
+    """Whatever the schema (nested objects, arrays of them, bounds, optional properties), exporting a
+    persona and importing the file gives its output schema and its tool's parameters back unchanged."""
+    from profiles import ProfileConfig
+
+    config = ProfileConfig(name="Ada", role="Clerk", model="gpt-4o", output_schema={"schema": schema, "name": "out"},
+                           tools=[{"name": "look", "description": "Look it up.", "parameters": parameters}])
+    before = config.create_profile()
+    files, _ = export(config, format)
+    ((name, text),) = files.items()
+    folder = tmp_path_factory.mktemp("export")
+    (folder / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, folder / name).personas
+    after = again.config.create_profile()
+    assert after.output_schema.as_dict() == before.output_schema.as_dict()
+    assert (after.output_schema.name, after.output_schema.strict) == ("out", before.output_schema.strict)
+    assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
