@@ -158,6 +158,8 @@ class Draft:
     samples: dict[str, Any] = field(default_factory=dict)
     #: Fields read back whole from `metadata.agent_profiles`, which the format's own fields do not replace.
     pinned: set[str] = field(default_factory=set)
+    #: The file a field came from where it is not `file` (a prompt folder's config.json).
+    files: dict[str, str] = field(default_factory=dict)
 
     # recording ---------------------------------------------------------------------------------
     def note(self, kind: str, message: str, line: int | None = None, *, file: str | None = None) -> None:
@@ -332,7 +334,7 @@ class Draft:
         from ..profile_config import ProfileConfig
 
         data = self.data()
-        lines = {(name,): (self.file, line) for name, line in self.lines.items()}
+        lines = {(name,): (self.files.get(name, self.file), line) for name, line in self.lines.items()}
         origin = f"import:{self.format}:{self.file}"
         if self.derived:
             origin += " (derived: " + ", ".join(sorted(self.derived)) + ")"
@@ -344,7 +346,7 @@ class Draft:
             issues = [
                 ConfigIssue(
                     f"as a persona, {issue}" if not issue.file else f"as a persona ({issue}): check the source",
-                    file=self.file,
+                    file=self.files.get(str(issue.loc[0]), self.file) if issue.loc else self.file,
                     line=self.lines.get(str(issue.loc[0])) if issue.loc else None,
                 )
                 for issue in exc.issues

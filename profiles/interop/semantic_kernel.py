@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,9 +88,21 @@ def _folder(folder: Path, plugin: str) -> Any:
     else:
         config = Source({}, str(config_path), config_path, lambda where: None)
     data = {"name": folder.name, **config.data, "template": template}
-    draft_source = Source(data, str(prompt_path), prompt_path, config.locate)
+    draft_source = _FolderSource(data, str(prompt_path), prompt_path, config.locate, config.file)
     persona = _prompt(draft_source, data, "template", plugin=plugin, config_file=config.file)
     return persona
+
+
+@dataclass
+class _FolderSource(Source):
+    """A prompt folder as one source: the template is skprompt.txt, every other key config.json's."""
+
+    config_file: str = ""
+
+    def issue(self, message: str, *where: Any) -> ConfigIssue:
+        if where and where[0] != "template":
+            return ConfigIssue(message, file=self.config_file, line=self.line(*where))
+        return super().issue(message, *where)
 
 
 def _text(source: Source, value: Any, *where: Any) -> str:
@@ -139,6 +152,9 @@ def _prompt(source: Source, data: dict[str, Any], key: str, *, plugin: str | Non
         inputs.pop(history, None)
     _finish_inputs(draft, inputs, converted)
     draft.layout([(role, text, line) for role, text in converted], history_after)
+    if isinstance(source, _FolderSource):  # what the persona took from config.json is named there
+        draft.files.update({name: source.config_file for name in ("goal", "model", "model_settings", "inputs",
+                                                                   "output_schema", "samples", "metadata")})
     return draft.finish(slug(str(data.get("name") or source.path.stem)))
 
 

@@ -333,3 +333,19 @@ def test_a_prompty_file_with_windows_line_ends_splits_into_its_messages(tmp_path
                      b"Twice.\r\n\r\nuser:\r\n{{question}}\r\n")
     (persona,) = interop.load("prompty", path).personas
     assert persona.data["templates"] == {"system": {"inline": "Be nice.\nTwice."}, "user": {"inline": "{{question}}"}}
+
+
+@pytest.mark.parametrize("config,problem", [
+    ('{"input_variables": {"a": 1}}', "input_variables must be a list"),
+    ('{"execution_settings": {"default": {"model_id": 5}}}', "field 'model': expected text"),
+])
+def test_a_prompt_folders_config_mistake_is_named_in_config_json(tmp_path, config, problem):
+    """A mistake in config.json is reported there, not in the skprompt.txt beside it."""
+    folder = tmp_path / "Summarize"
+    folder.mkdir()
+    (folder / "config.json").write_text(config, encoding="utf-8")
+    (folder / "skprompt.txt").write_text("Summarize {{$input}}", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("semantic-kernel", folder)
+    message = str(caught.value)
+    assert message.startswith(str(folder / "config.json")) and problem in message and "skprompt.txt" not in message
