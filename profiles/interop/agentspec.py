@@ -315,7 +315,8 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
         if isinstance(properties, dict) and properties:
             outputs = [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)]
         else:
-            item.note("dropped", "the output schema is not an object of properties; Agent Spec outputs cannot hold it")
+            item.note("converted", "the output schema is not an object of properties, which Agent Spec outputs "
+                      "cannot hold; it is kept under metadata.agent_profiles, which an import reads back")
     agent["outputs"] = outputs
     agent["llm_config"] = _llm_config(item, agent_id, base_url)
     agent["system_prompt"] = system_prompt

@@ -775,7 +775,8 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         if isinstance(properties, dict) and properties:
             front["outputs"] = [_property(key, value) for key, value in properties.items()]
         else:
-            item.note("dropped", "the output schema is not an object of properties; Prompty outputs cannot hold it")
+            item.note("converted", "the output schema is not an object of properties, which Prompty outputs "
+                      "cannot hold; it is kept under metadata.agent_profiles, which an import reads back")
     if item.profile.tools:
         bindings = native.get("tools") if isinstance(native.get("tools"), dict) else {}
         tools = []

@@ -379,3 +379,15 @@ def test_any_output_schema_and_tool_parameters_survive_an_export_and_import(tmp_
     assert after.output_schema.as_dict() == before.output_schema.as_dict()
     assert (after.output_schema.name, after.output_schema.strict) == ("out", before.output_schema.strict)
     assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
+
+
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_an_output_schema_that_is_no_object_is_kept_in_metadata_and_comes_back(write, tmp_path, format):
+    """An array schema has no place in the outputs: the note says where it went, and an import brings it back."""
+    path = write("p.yaml", "name: A\nrole: B\nmodel: gpt-4o\noutput_schema:\n  type: array\n  items: {type: string}\n")
+    files, notes = export(path, format)
+    assert any("kept under metadata.agent_profiles" in note.message for note in notes)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    assert again.config.create_profile().output_schema.as_dict() == {"type": "array", "items": {"type": "string"}}
