@@ -146,8 +146,18 @@ def to_input(
         HistoryError: the history is malformed.
     """
     from ..history import to_responses_input
+    from ..messages import role_of
 
     profile = getattr(agent_or_persona, "profile", None) or as_profile(agent_or_persona)
+    # the leading system prompts are the agent's instructions: not rendered here at all, so a turn never
+    # fails on them (an agent given instructions of its own in place of a secret the persona keeps in)
+    instructions = []
+    for slot in profile.layout:
+        if not slot.kind or role_of(slot, profile.roles) not in ("system", "developer"):
+            break
+        instructions.append(slot.kind)
+    if instructions:
+        profile = profile.with_templates(**dict.fromkeys(instructions, ""))
     turns = profile.format_messages(question, history=history, **variables)
     leading = 0
     while leading < len(turns) and turns[leading]["role"] in ("system", "developer"):

@@ -127,3 +127,19 @@ def test_agent_fields_given_win_over_the_personas(chat_server, configs, monkeypa
     assert "pass name=… for the agent's name" in str(caught.value) and "tok-agent-name-1" not in str(caught.value)
     assert to_agent(hidden, model="gpt-4o", name="Bot").name == "Bot"
     assert to_agent(persona, model="gpt-4o").name == "tok-agent-name-1"  # allowed out
+
+
+def test_a_turns_input_does_not_render_the_instructions(chat_server, monkeypatch):
+    """to_input leaves the system prompt to the agent's instructions and never renders it: an agent given
+    instructions of its own in place of a secret the persona keeps in runs its turns."""
+    monkeypatch.setenv("AGENT_TOKEN", "tok-agent-name-2")
+    (hidden,) = parse_profiles("name: {key: AGENT_TOKEN, default: x}\nrole: B\n")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(hidden, model=model, name="Bot", instructions="Be brief.")
+    items = to_input(agent, "Is it?")
+    assert items == [{"role": "user", "content": "Question: Is it?"}]
+    chat_server.script("Yes.")
+    assert Runner.run_sync(agent, items, run_config=RUN).final_output == "Yes."
+    (body,) = chat_server.requests
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "tok-agent-name-2" not in json.dumps(body)
