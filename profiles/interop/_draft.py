@@ -355,7 +355,9 @@ class Draft:
         return ImportedPersona(stem, data, config, list(self.notes))
 
 
-_SECRET_WORDS = frozenset({"apikey", "secret", "password", "passwd", "credential", "credentials", "token"})
+_SECRET_WORDS = frozenset({"apikey", "secret", "password", "passwd", "passphrase", "credential", "credentials", "token",
+                           # HTTP headers that carry one: `Authorization: Bearer sk-…`, a session cookie
+                           "authorization", "cookie"})
 
 #: Words that make a following `key` a credential: `api_key`, `accessKey`, …
 _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "auth", "client", "subscription", "account", "master"})
