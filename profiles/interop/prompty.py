@@ -547,7 +547,7 @@ def _body(
         mapping = namer.all(list(dict.fromkeys([*inputs, *names_seen])))
         renames = {old: new for old, new in mapping.items() if old != new}
         for role, text, line in converted:
-            jinja_texts.append((role, rename_jinja(text, renames), line))
+            jinja_texts.append((role, _sandbox_whitespace(rename_jinja(text, renames)), line))
     for new, old in namer.renamed.items():
         draft.note("renamed", f"the variable {old!r} is now {new!r}: {old!r} names a persona field or is no usable "
                    "variable name; an export writes it back as it was")
@@ -630,7 +630,57 @@ def verbatim(item: Any, kind: str, source: str) -> str | None:
     if not names <= set(item.placeholders) or any(item.placeholders[name].secret for name in names):
         return None
     renames = {name: item.source_name(name) for name in names if item.source_name(name) != name}
-    return rename_jinja(source, renames)
+    try:
+        return rename_jinja(_stock_whitespace(source), renames)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
+def _sandbox_whitespace(source: str) -> str:
+    """A Prompty template (stock Jinja, whose blocks keep the whitespace around them) written so this
+    project's sandbox, which has `trim_blocks` and `lstrip_blocks` on, renders the same text.
+
+    A block or comment tag on a line of its own gets Jinja's `+` where either setting would act: `{%+`
+    keeps the indentation before it, `+%}` the newline after it. A tag with `-` or `+` already is left.
+    """
+    import jinja2
+
+    out: list[str] = []
+    indented = False  # the current line so far is spaces or tabs, at least one
+    blank = True  # the current line so far holds nothing but spaces or tabs
+    tokens = list(jinja2.Environment().lex(source))
+    for index, (_, kind, value) in enumerate(tokens):
+        if kind in ("block_begin", "comment_begin") and value in ("{%", "{#") and indented:
+            value += "+"
+        elif kind in ("block_end", "comment_end") and value in ("%}", "#}") and index + 1 < len(tokens) and (
+                tokens[index + 1][2].startswith(("\n", "\r\n"))):
+            value = "+" + value
+        out.append(value)
+        if "\n" in value:
+            tail = value.rsplit("\n", 1)[-1]
+            blank, indented = not tail.strip(), bool(tail) and not tail.strip()
+        else:
+            blank = blank and not value.strip()
+            indented = blank and (indented or bool(value))
+    return "".join(out)
+
+
+def _stock_whitespace(source: str) -> str:
+    """`source` written out so stock Jinja (Prompty's, which keeps a trailing newline) renders the same
+    text as this project's sandbox, which has `trim_blocks` and `lstrip_blocks` on.
+
+    Jinja's own lexer, set as the sandbox is, already leaves out the indentation before a block tag
+    on a line of its own; the newline after a tag it keeps in the tag's end, and that is dropped here,
+    as is the last newline, which the sandbox does not keep either.
+    """
+    import jinja2
+
+    lexer = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    text = "".join(
+        re.sub(r"\r?\n$", "", value, count=1) if kind in ("block_end", "comment_end", "raw_end") else value
+        for _, kind, value in lexer.lex(source)
+    )
+    return re.sub(r"\r?\n$", "", text, count=1)
 
 
 def _jinja_text(item: Any, pieces: list[Any]) -> str:

@@ -391,3 +391,37 @@ def test_an_output_schema_that_is_no_object_is_kept_in_metadata_and_comes_back(w
     (tmp_path / name).write_text(text, encoding="utf-8")
     (again,) = interop.load(format, tmp_path / name).personas
     assert again.config.create_profile().output_schema.as_dict() == {"type": "array", "items": {"type": "string"}}
+
+
+WHITESPACE_TEMPLATE = (
+    "{% if tier %}\nPlan: {{ tier }}\n{% endif %}\nItems:\n  {% for item in items %}\n  - {{ item }}\n"
+    "  {% endfor %}\n{# a note #}\nTicket: {{ ticket }}\n\n{% if ticket %}\n\n  Thanks.\n{% endif %}\n"
+)
+
+
+def test_block_tags_on_lines_of_their_own_render_the_same_text_in_prompty(write, tmp_path, monkeypatch):
+    """The sandbox trims the line a block tag stands on (trim_blocks, lstrip_blocks); Prompty's stock Jinja
+    keeps it: a persona's template copied into a .prompty sends exactly the persona's text, and a .prompty
+    imported renders exactly what Prompty sends."""
+    import prompty
+    import yaml
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    inputs = {"tier": {"type": "string", "default": "pro"}, "items": {"type": "array", "default": ["a", "b"]},
+              "ticket": {"type": "string"}}
+    persona = {"name": "Ada", "role": "Clerk", "model": "gpt-4o", "inputs": inputs,
+               "templates": {"user": {"inline": WHITESPACE_TEMPLATE}}}
+    path = write("p.yaml", yaml.safe_dump(persona))
+    ours = load_profile(path).create_profile().format_messages(ticket="T")[-1]["content"]
+    files, _ = export(path, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    sent = prompty.prepare(prompty.load(tmp_path / name), inputs={"ticket": "T"})
+    assert sent[-1].text == ours
+    source = tmp_path / "stock.prompty"
+    source.write_text("---\nname: stock\nmodel:\n  id: gpt-4o\ninputs:\n  tier: {kind: string, default: pro}\n"
+                      "  items: {kind: array, default: [a, b], items: {kind: string}}\n  ticket: {kind: string}\n"
+                      "---\nuser:\n" + WHITESPACE_TEMPLATE, encoding="utf-8")
+    theirs = prompty.prepare(prompty.load(source), inputs={"ticket": "T"})[-1].text
+    (imported,) = interop.load("prompty", source).personas
+    assert imported.config.create_profile().format_messages(ticket="T")[-1]["content"] == theirs
