@@ -56,6 +56,7 @@ from .settings import SETTING_NAMES
 
 __all__ = [
     "BUILTIN_KINDS",
+    "FILLED_VARIABLES",
     "PYTHON_ONLY_FIELDS",
     "DeploymentOverlay",
     "PersonaModel",
@@ -82,8 +83,9 @@ _DEFERRED: ContextVar[bool] = ContextVar("profiles_deferred", default=False)
 #: What `allow_secrets` may name: the profile's fields and its model settings.
 SECRET_FIELDS = (*PROFILE_FIELDS, *(f"model_settings.{name}" for name in SETTING_NAMES))
 
-#: Template variables the library fills itself; no input may take their names.
-_FILLED = ("tools", "tool_names", "resources", "react")
+#: Template variables the library fills itself; no input or `variables:` entry may take their names.
+FILLED_VARIABLES = ("tools", "tool_names", "resources", "react")
+_FILLED = FILLED_VARIABLES
 
 
 class _PersonaFields(BaseModel):
@@ -121,7 +123,8 @@ class _PersonaFields(BaseModel):
     variables: dict[str, Any] = Field(
         default_factory=dict,
         description="Values of template variables; a mapping holding `key` is resolved like a dynamic field "
-        "({key: COMPANY_NAME, default: Acme}), any other value is used as written.",
+        "({key: COMPANY_NAME, default: Acme}), any other value is used as written. A persona field's name "
+        "(name, goal, …) is not a variable's: set the field itself.",
     )
     samples: dict[str, Any] = Field(
         default_factory=dict,
@@ -419,6 +422,15 @@ class PersonaModel(_PersonaFields):
                     message = f"{name!r} is {what}, not an input; remove it from inputs"
                     raise _entry_error(message, *where, "inputs", name)
             for name, value in variables.items():
+                if name in PROFILE_FIELDS or name in _FILLED:
+                    # a template reading it would get this value while explain, the getters and a request
+                    # name the field's own (or the library would fill it over the value)
+                    message = (
+                        f"{name!r} is a persona field; set {name}: itself rather than a variable of its name"
+                        if name in PROFILE_FIELDS
+                        else f"{name!r} is filled in by the library at each render; pass it to the render instead"
+                    )
+                    raise _entry_error(message, *where, "variables", name)
                 spec = inputs.get(name)
                 problem = _variable_problem(spec, value) if spec is not None and value is not None else None
                 if problem:

@@ -159,6 +159,11 @@ class JsonlWriter:
             ) from None
         except (OSError, ValueError) as exc:
             raise FactoryError(f"{self.state_path}: unreadable ({exc}); pass --force to start over") from None
+        if not isinstance(saved, dict):
+            raise FactoryError(
+                f"{self.state_path}: holds a JSON {type(saved).__name__}, not the object a run writes; pass --force "
+                "to start over"
+            )
         changed = sorted(key for key in {*state, *saved} if state.get(key) != saved.get(key))
         if changed:
             raise FactoryError(
@@ -171,7 +176,7 @@ class JsonlWriter:
         if self.removed is not None and self.removed.exists():
             removed, _ = _read_lines(self.removed)
             self.removals = len(removed)
-        batches += [int((item.get("persona") or {}).get("_origin", {}).get("batch", -1)) for item in removed]
+        batches += [_removed_batch(item) for item in removed]
         self.first_batch = max(batches, default=-1) + 1
         try:
             self._file = open(self.partial, "a", encoding="utf-8")  # noqa: SIM115
@@ -263,21 +268,44 @@ class JsonlWriter:
                     self.state_path.unlink(missing_ok=True)
 
 
+def _removed_batch(item: Mapping[str, Any]) -> int:
+    """The batch a logged removal came from, or -1 when the line does not say."""
+    persona = item.get("persona")
+    origin = persona.get("_origin") if isinstance(persona, Mapping) else None
+    batch = origin.get("batch") if isinstance(origin, Mapping) else None
+    return batch if isinstance(batch, int) and not isinstance(batch, bool) else -1
+
+
 def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
-    """The whole JSON lines of a file a killed run wrote, cutting a torn last line off the file."""
+    """The whole JSON lines of a file a killed run wrote, cutting a torn last line off the file.
+
+    Only the last line can be torn by a kill or a full disk; a line that is not a JSON object with
+    whole lines after it was changed by someone, and cutting the file there would throw away every
+    persona after it, so it is an error naming the line instead.
+
+    Raises:
+        FactoryError: a line before the last is not a JSON object.
+    """
     records: list[dict[str, Any]] = []
     batches: list[int] = []
     good = 0
     with open(path, "rb") as file:
-        for raw in file:
+        lines = iter(file)
+        for number, raw in enumerate(lines, start=1):
             if not raw.endswith(b"\n"):
                 break  # the line a kill cut short: made again
             try:
                 record = load_json(raw)
             except ValueError:
-                break
+                record = None
             if not isinstance(record, dict):
-                break
+                if next(lines, None) is None:
+                    break  # the last line: torn, made again
+                raise FactoryError(
+                    f"{path}:{number}: this line is not a JSON object, and lines after it are; only a torn last "
+                    "line is cut off on --resume. Fix or remove the line, then run with --resume again (or pass "
+                    "--force to start over)"
+                )
             records.append(record)
             origin = record.get("_origin")
             if isinstance(origin, Mapping) and isinstance(origin.get("batch"), int):

@@ -68,6 +68,14 @@ ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 _DATA_URL = re.compile(r"^data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)$", re.S)
 _ANTHROPIC_IMAGES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
+#: What OpenAI Chat takes as a turn's `name`: one word, none of the characters its role markup uses.
+_CHAT_NAME = re.compile(r"[^\s<|\\/>]+")
+
+
+def _one_word(name: str) -> str:
+    return re.sub(r"[\s<|\\/>]+", "_", name.strip()) or "user"
+
+
 #: Most turns a history may hold; more is surely a mistake (and would be slow to check).
 MAX_TURNS = 10_000
 
@@ -133,8 +141,11 @@ def _check_content(turn: Mapping[str, Any], role: str, where: str, api: str, out
         if role != "assistant":
             out.append(f"{where}.content: a {role} turn needs content")
         return
+    # an assistant turn that calls tools often comes back with "" as its text; the tool_use blocks
+    # carry it to Anthropic and the empty text is left out, so it is no reason to refuse the turn
+    calls_tools = role == "assistant" and bool(turn.get("tool_calls"))
     if isinstance(content, str):
-        if api == "anthropic" and role != "tool" and not content.strip():
+        if api == "anthropic" and role != "tool" and not calls_tools and not content.strip():
             out.append(f"{where}.content: Anthropic refuses empty text; leave the turn out")
         return
     if not isinstance(content, list):
@@ -218,6 +229,12 @@ def check_history(history: Any, api: str = "openai-chat", *, label: str = "histo
             out.append(f"{where}: {', '.join(extra)} not part of a {role} turn; remove them")
         if "name" in turn and not isinstance(turn["name"], str):
             out.append(f"{where}.name: must be text")
+        elif "name" in turn and api == "openai-chat" and not _CHAT_NAME.fullmatch(turn["name"]):
+            # the API answers 400 to such a name; the other APIs have no name, and it is left out for them
+            out.append(
+                f"{where}.name: OpenAI Chat takes a name of one word, without spaces or any of < | \\ / >, "
+                f"got {turn['name']!r}; write it as {_one_word(turn['name'])!r}, or leave the name out"
+            )
         if role != "tool" and pending:
             ids = ", ".join(sorted(pending))
             out.append(
@@ -267,7 +284,7 @@ def check_history(history: Any, api: str = "openai-chat", *, label: str = "histo
 # conversion ------------------------------------------------------------------------------------
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     """The text of string content, or of text and refusal parts joined by blank lines."""
     if content is None:
         return ""
@@ -309,7 +326,7 @@ def to_responses_input(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
                 }
             )
         elif role == "assistant":
-            text = _text_of(turn.get("content")) or turn.get("refusal") or ""
+            text = text_of(turn.get("content")) or turn.get("refusal") or ""
             if text:
                 items.append({"role": "assistant", "content": text})
             for call in turn.get("tool_calls") or ():
@@ -324,7 +341,7 @@ def to_responses_input(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any
                 )
         else:
             items.append(
-                {"type": "function_call_output", "call_id": turn["tool_call_id"], "output": _text_of(turn["content"])}
+                {"type": "function_call_output", "call_id": turn["tool_call_id"], "output": text_of(turn["content"])}
             )
     return items
 
@@ -388,7 +405,7 @@ def to_anthropic(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for turn in turns:
         role = turn["role"]
         if role in ("system", "developer"):
-            text = _text_of(turn["content"])
+            text = text_of(turn["content"])
             if not messages:
                 system.append(text)
             elif text.strip():

@@ -12,6 +12,7 @@ is written as `str(value)`) is encoded by the standard library either way.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -25,6 +26,7 @@ __all__ = [
     "loads",
     "lone_surrogate",
     "nested_over",
+    "non_finite",
 ]
 
 try:  # the `fast` extra; its absence changes speed, never bytes
@@ -135,6 +137,26 @@ def lone_surrogate(value: Any) -> tuple[tuple[Any, ...], str] | None:
                 stack.append(((*path, key), key))
         elif isinstance(item, list):
             stack.extend(((*path, index), entry) for index, entry in reversed(list(enumerate(item))))
+    return None
+
+
+def non_finite(value: Any) -> tuple[tuple[Any, ...], str] | None:
+    """The path to the first NaN or infinity in a parsed JSON value, and how JSON text spells it
+    (`NaN`, `Infinity`, `-Infinity`); None when every number is one JSON has.
+
+    `json.loads` reads those words, and `1e999` as infinity, though JSON has no such numbers: a
+    value holding one is written back as text no other JSON reader takes, and NaN passes every
+    `minimum` and `maximum` of a schema.
+    """
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path, "NaN" if math.isnan(item) else ("-Infinity" if item < 0 else "Infinity")
+        if isinstance(item, dict):
+            stack.extend(((*path, key), child) for key, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend(((*path, index), child) for index, child in reversed(list(enumerate(item))))
     return None
 
 

@@ -190,10 +190,11 @@ def assemble(
         HistoryError: the history is malformed, or the layout has no place for it.
     """
     turns: list[dict[str, Any]] = []
-    if history:
+    if history is not None:  # an empty mapping or text is a mistake to name, not "no history"
         problems = check_history(history, api)
         if problems:
             raise HistoryError(problems)
+    if history:
         if not any(slot.history for slot in layout):
             raise HistoryError(
                 "this persona's 'messages:' layout has no {history: true} slot, so history has nowhere to go; "

@@ -30,7 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from .errors import ConfigError, SchemaReplyError
-from .jsonlines import NestingError
+from .jsonlines import SURROGATE_PROBLEM, NestingError, lone_surrogate, non_finite
 from .jsonlines import loads as load_json
 
 __all__ = [
@@ -232,6 +232,8 @@ class _SlowPattern(Exception):
 def _validator_class(schema: Any) -> Any:
     jsonschema = _jsonschema()
     if isinstance(schema, dict) and "$schema" in schema:
+        if not isinstance(schema["$schema"], str):  # jsonschema parses it as a URL, and fails on anything else
+            return None
         return jsonschema.validators.validator_for(schema, default=None)
     return jsonschema.Draft202012Validator
 
@@ -550,6 +552,24 @@ def parse_reply(text: str, output: OutputSchema | None) -> Any:
     found, value = _read_json(text)
     if not found:
         raise SchemaReplyError(_NO_JSON.format(what=what))
+    broken = lone_surrogate(value)
+    if broken is not None:
+        where = _where(broken[0])
+        raise SchemaReplyError(
+            f"Your reply holds {broken[1]} at {where}, {SURROGATE_PROBLEM}. Reply again with only the JSON "
+            f"value{what}.",
+            [f"{where}: {broken[1]} is {SURROGATE_PROBLEM.split(';')[0]}"],
+            None,
+        )
+    odd = non_finite(value)
+    if odd is not None:
+        # json.loads reads NaN and Infinity, which JSON has not; NaN passes every minimum and maximum
+        raise SchemaReplyError(
+            f"Your reply holds {odd[1]} at {_where(odd[0])}, which is not a JSON number. Reply again with only "
+            f"the JSON value{what}, writing a finite number (or null) there.",
+            [f"{_where(odd[0])}: {odd[1]} is not a JSON number"],
+            value,
+        )
     if output is None:
         return value
     problems = output.errors(value)

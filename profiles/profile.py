@@ -579,6 +579,8 @@ class DefaultProfile(Profile):
             raise RenderError(f"unknown style {style!r}; use one of {', '.join(STYLES)}")
         text = self.format_write_memory_prompt(question, thought, action, observation, strict=strict, **variables)
         messages = [{"role": self.roles.get("write_memory", "user"), "content": text}] if text.strip() else []
+        # the thought, action and observation are the caller's: one may carry a secret, as history can
+        self._guard_secrets(messages)
         return to_style(messages, style)
 
     def to_request(
@@ -612,6 +614,8 @@ class DefaultProfile(Profile):
         from .requests import build_request, check_api  # imported here: rendering never needs it
 
         api = check_api(api)
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise RequestError(f"model= must be the model's name as text, e.g. model='gpt-4o', got {model!r}")
         messages = self._messages(question, history, resources, is_retry_chat, strict, variables, api)
         chosen = model if model is not None else self._model_for_request()
         if not chosen or not isinstance(chosen, str):
@@ -681,15 +685,27 @@ class DefaultProfile(Profile):
         return messages
 
     def _check_strict_layout(self, variables: Mapping[str, Any]) -> None:
-        used: set[str] = set()
         kinds = [slot.kind for slot in self.layout if slot.kind]
+        self.check_strict(kinds, variables, what="of the messages")
+
+    def check_strict(self, kinds: Sequence[str], variables: Mapping[str, Any], *, what: str = "") -> None:
+        """Strict mode over several prompts rendered together: refuse the variables none of `kinds` uses.
+
+        A variable one prompt uses and another does not is fine when they are rendered together
+        (the system and user prompts of `profiles render --kind all`, the prompts of the messages);
+        the documented inputs of a prompt kind always are.
+
+        Raises:
+            RenderError: naming the variables no prompt of `kinds` uses.
+        """
+        used: set[str] = set()
         for kind in kinds:
             used |= self._base.kind(kind, self._label).used
         extra = sorted(name for name in variables if name not in used and name not in _MESSAGE_INPUTS)
         if extra:
             raise RenderError(
-                f"strict mode: no prompt of the messages ({', '.join(kinds)}) uses variable(s) {', '.join(extra)}; "
-                "remove them or render without strict"
+                f"strict mode: no prompt {what or ''}{' ' if what else ''}({', '.join(kinds)}) uses variable(s) "
+                f"{', '.join(extra)}; remove them or render without strict"
             )
 
     def _model_for_request(self) -> Any:
@@ -712,6 +728,11 @@ class DefaultProfile(Profile):
                     f"'{key}' under allow_secrets if it may be sent, or read it from a key that is not a credential"
                 )
             values[name] = item.value
+        if given is not None and not isinstance(given, Mapping):
+            raise RequestError(
+                f"settings must be a mapping of setting name to value, e.g. settings={{'temperature': 0.2}}, got "
+                f"{type(given).__name__}"
+            )
         for name, value in (given or {}).items():
             try:
                 values[name] = None if value is None else check_setting(name, value)

@@ -24,6 +24,7 @@ to the model as a correction.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import ReactParseError
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate, non_finite
 from .jsonlines import loads as load_json
 
 __all__ = ["KEYWORDS", "ReactAction", "ReactAnswer", "ReactKeywords", "expected_format", "parse"]
@@ -112,7 +114,7 @@ def parse(
     """Read a ReAct reply: a `ReactAction` (tool call) or a `ReactAnswer` (final answer).
 
     The first `Action:` or `Answer:` line decides which. An answer runs to the end of the reply;
-    an action's input runs from `Action Input:` to the next label (an `Observation:` the model
+    an action's input runs from `Action Input:` to the next label outside its JSON (an `Observation:` the model
     invented is dropped). With `tool_names`, a tool outside them is an error.
 
     Raises:
@@ -166,7 +168,11 @@ def parse(
             names,
         )
     start = following[0][1].end()
-    end = following[1][1].start() if len(following) > 1 else len(text)
+    ends = [m.start() for _, m in following[1:17]] + [len(text)]  # a few: each is read in full
+    # a label at a line start inside the JSON (a string running over lines) does not end the input:
+    # the first end at which the arguments read as they are wins, before any repair that would
+    # close a string cut short and call the tool with half of it
+    end = next((end for end in ends if _whole_object(text[start:end])), ends[0])
     return ReactAction(thought, tool, _arguments(text[start:end], keywords, names))
 
 
@@ -179,11 +185,25 @@ def _thought(before: str, marks: list[tuple[str, re.Match[str]]]) -> str:
     return before.strip()
 
 
-def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None) -> dict[str, Any]:
+def _unfenced(raw: str) -> str:
     text = raw.strip()
     fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group("body").strip()
+    return fenced.group("body").strip() if fenced else text
+
+
+def _whole_object(raw: str) -> bool:
+    """Whether `raw` is one JSON object as written (line breaks inside its strings allowed)."""
+    text = _unfenced(raw)
+    if not text.startswith("{"):
+        return False
+    try:
+        return isinstance(json.loads(text, strict=False), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None) -> dict[str, Any]:
+    text = _unfenced(raw)
     if not text:
         _fail(
             f"the '{keywords.action_input}:' line is empty; give the arguments as a JSON object",
@@ -199,6 +219,18 @@ def _arguments(raw: str, keywords: ReactKeywords, names: tuple[str, ...] | None)
         _fail(
             f"the '{keywords.action_input}:' is not a JSON object ({shown!r}); write the arguments as "
             '{"name": value, ...}, or {} for none',
+            keywords,
+            names,
+        )
+    # what json.loads lets through but no tool can be called with: the arguments go on as JSON
+    broken = lone_surrogate(value)
+    if broken is not None:
+        _fail(f"the '{keywords.action_input}:' holds {broken[1]}, {SURROGATE_PROBLEM}", keywords, names)
+    odd = non_finite(value)
+    if odd is not None:
+        _fail(
+            f"the '{keywords.action_input}:' holds {odd[1]}, which is not a JSON number; write a finite number "
+            "or null",
             keywords,
             names,
         )

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .errors import RequestError
-from .history import APIS, TOOL_NAME, to_anthropic, to_responses_input
+from .history import APIS, TOOL_NAME, text_of, to_anthropic, to_responses_input
 from .output_schema import OutputSchema, openai_strict_problems
 from .settings import SettingError, api_settings
 from .tools import Tool
@@ -46,9 +46,9 @@ def check_api(api: Any) -> str:
     return str(api)
 
 
-def _strict(tool: Tool) -> bool:
+def _strict(tool: Tool, parameters: dict[str, Any]) -> bool:
     strict = getattr(tool, "strict", None)
-    return (not openai_strict_problems(dict(tool.parameters))) if strict is None else bool(strict)
+    return (not openai_strict_problems(parameters)) if strict is None else bool(strict)
 
 
 def _tool(api: str, tool: Tool) -> dict[str, Any]:
@@ -58,12 +58,14 @@ def _tool(api: str, tool: Tool) -> dict[str, Any]:
             "rename the tool under 'tools:'"
         )
     parameters = copy.deepcopy(dict(tool.parameters))
+    if "type" not in parameters:  # a tool's arguments are an object; both APIs refuse a schema that does not say so
+        parameters = {"type": "object", **parameters}
     if api == "openai-chat":
         function = {
             "name": tool.name,
             "description": tool.description,
             "parameters": parameters,
-            "strict": _strict(tool),
+            "strict": _strict(tool, parameters),
         }
         return {"type": "function", "function": function}
     if api == "openai-responses":
@@ -72,7 +74,7 @@ def _tool(api: str, tool: Tool) -> dict[str, Any]:
             "name": tool.name,
             "description": tool.description,
             "parameters": parameters,
-            "strict": _strict(tool),
+            "strict": _strict(tool, parameters),
         }
     made: dict[str, Any] = {"name": tool.name, "description": tool.description, "input_schema": parameters}
     if getattr(tool, "strict", None) is not None:
@@ -123,7 +125,8 @@ def build_request(
         leading = 0
         while leading < len(turns) and turns[leading]["role"] == "system":
             leading += 1
-        instructions = "\n\n".join(str(turn["content"]) for turn in turns[:leading] if isinstance(turn["content"], str))
+        # a system turn of text parts is as much an instruction as one of plain text
+        instructions = "\n\n".join(text for turn in turns[:leading] if (text := text_of(turn["content"])).strip())
         if instructions:
             body["instructions"] = instructions
         body["input"] = to_responses_input(turns[leading:])

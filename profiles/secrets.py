@@ -8,6 +8,7 @@ refused in prompts unless the persona lists the field under `allow_secrets:`.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -95,6 +96,12 @@ def first_leak(data: Any, secrets: Iterable[tuple[str, Any]]) -> str | None:
                 continue
             if texts is None:
                 texts = list(_texts(data))
-            if any(needle in text for text in texts):
+            if any(form in text for form in _spellings(needle) for text in texts):
                 return name
     return None
+
+
+def _spellings(needle: str) -> set[str]:
+    """A secret's text, and how it reads inside JSON text (a tool call's arguments): escaped as
+    `json.dumps` escapes it, with and without `ensure_ascii`. The model reads the arguments decoded."""
+    return {needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1]}

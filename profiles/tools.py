@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .output_schema import openai_strict_problems
+
 __all__ = ["Tool", "ToolSpecError", "parse_tools"]
 
 #: Keys a tool's mapping may hold.
@@ -129,6 +131,17 @@ def _check_tool(tool: Tool, index: int) -> None:
     problem = _schema_problem(tool.parameters)
     if problem:
         raise ToolSpecError(problem, index, tool.name)
+    if tool.strict is True:
+        # the output schema is held to the same rule: a body the API refuses is found here, not at send time
+        refused = openai_strict_problems({"type": "object", **tool.parameters})  # requests say type: object
+        if refused:
+            raise ToolSpecError(
+                "strict: true, but OpenAI's strict mode would refuse these parameters: "
+                + "; ".join(f"parameters{line[6:] if line.startswith('<root>') else line}" for line in refused[:5])
+                + "; make the schema fit, or set strict: false",
+                index,
+                tool.name,
+            )
 
 
 def _copy_schema(schema: Any, index: int) -> dict[str, Any]:

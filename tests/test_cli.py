@@ -39,6 +39,21 @@ def test_render_strict(runner, configs):
     assert result.exit_code == 2 and "strict mode" in result.output
 
 
+def test_render_strict_over_all_kinds_refuses_only_what_no_prompt_uses(runner, configs):
+    """--kind all rendered each prompt strictly on its own: the memories the system and user prompts
+    read were refused because the write-memory prompt does not read them."""
+    base = ["render", str(configs / "planner.yaml"), "-q", "Plan", "--var", "agents=A, B", "--strict", "--json"]
+    result = runner.invoke(cli, [*base, "--var", "most_recent_memories=Budget: 2,000 EUR"])
+    assert result.exit_code == 0, result.output
+    prompts = json.loads(result.output)
+    assert set(prompts) == {"system", "user", "write_memory"} and "Budget: 2,000 EUR" in prompts["user"]
+    refused = runner.invoke(cli, [*base, "--var", "colour=red"])
+    assert refused.exit_code == 2
+    assert "strict mode: no prompt (system, user, write_memory) uses variable(s) colour" in refused.output
+    one = runner.invoke(cli, [*base[:-1], "--kind", "write_memory", "--var", "most_recent_memories=m"])
+    assert one.exit_code == 2 and "write_memory prompt does not use variable(s) most_recent_memories" in one.output
+
+
 def test_missing_variable_is_one_clean_error(runner, configs):
     result = runner.invoke(cli, ["render", str(configs / "planner.yaml"), "--kind", "system"])
     assert result.exit_code == 2

@@ -208,3 +208,22 @@ def test_yaml_booleans_and_every_bad_list_item_are_explained():
     messages = {issue.field: issue.message for issue in caught.value.issues}
     assert "YAML reads unquoted yes, no, on and off as true/false" in messages["language"]
     assert messages["constraints.0"].endswith("(and 1 more item(s) of this list)")
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ("  name: Bob\n", "'variables.name': 'name' is a persona field; set name: itself rather than a variable"),
+        ("  goal: {key: TEAM_GOAL, default: Sell}\n", "'variables.goal': 'goal' is a persona field"),
+        ("  resources: [{content: doc}]\n", "'resources' is filled in by the library at each render"),
+    ],
+)
+def test_a_variable_named_like_a_field_or_a_filled_input_is_refused(tmp_path, variables, message):
+    """`variables: {name: Bob}` rendered 'You are Bob.' while explain, get_name() and every request said Ada;
+    `variables: {resources: …}` was never formatted into the prompt."""
+    from profiles.loader import parse_profiles
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_profiles(f"name: Ada\nrole: Seller\nvariables:\n{variables}")
+    with pytest.raises(ConfigError, match="'deployments.prod.variables.name'"):
+        parse_profiles("name: Ada\nrole: Seller\ndeployments:\n  prod:\n    variables: {name: Bob}\n")

@@ -131,6 +131,37 @@ def test_torn_last_line_is_cut_and_made_again(runner, files):
     assert sorted(line["_origin"]["draw"] for line in lines) == list(range(6))
 
 
+def test_a_bad_line_before_the_last_is_named_and_nothing_is_cut(runner, files):
+    """Only the last line can be torn; cutting the file at a bad line in the middle threw away every
+    persona after it, without a word."""
+    with ChatServer(default=PersonaWriter(fields={"locale": "language"})) as server:
+        partial = files["out"].with_name("out.jsonl.partial")
+        first = runner.invoke(cli, command(server, files, 6, "--max-batches", "2"))
+        assert first.exit_code == 2
+        lines = partial.read_text(encoding="utf-8").splitlines(keepends=True)
+        assert len(lines) == 4
+        edited = "".join([lines[0], "not json\n", *lines[2:]])
+        partial.write_text(edited, encoding="utf-8")
+        again = runner.invoke(cli, command(server, files, 6, "--resume"))
+        assert again.exit_code == 2
+        assert f"{partial}:2: this line is not a JSON object, and lines after it are" in again.stderr
+        assert partial.read_text(encoding="utf-8") == edited
+        partial.write_text("".join(lines), encoding="utf-8")
+        fixed = runner.invoke(cli, command(server, files, 6, "--resume"))
+        assert fixed.exit_code == 0, fixed.output
+    assert [line["name"] for line in read_jsonl(files["out"])[:4]] == [json.loads(line)["name"] for line in lines]
+
+
+@pytest.mark.parametrize("state", ["[]", "7", '"text"'])
+def test_a_state_file_that_is_not_an_object_is_named(runner, files, state):
+    with ChatServer(default=PersonaWriter(fields={"locale": "language"})) as server:
+        assert runner.invoke(cli, command(server, files, 6, "--max-batches", "1")).exit_code == 2
+        files["out"].with_name("out.jsonl.partial.json").write_text(state, encoding="utf-8")
+        again = runner.invoke(cli, command(server, files, 6, "--resume"))
+    assert again.exit_code == 2, again.output
+    assert "out.jsonl.partial.json: holds a JSON" in again.stderr and "--force to start over" in again.stderr
+
+
 def test_resume_refuses_other_options(runner, files):
     """A partial file made with another seed or plan is not continued; the message names what changed."""
     with ChatServer(default=PersonaWriter(fields={"locale": "language"})) as server:

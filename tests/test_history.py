@@ -212,3 +212,62 @@ def test_deeply_nested_arguments_are_a_history_error(profile, depth, expected, a
     assert expected in caught.value.problems[0]
     shallow = {**CALL, "function": {"name": "get_weather", "arguments": '{"a": ' + "[" * 60 + "]" * 60 + "}"}}
     assert profile.to_request("q", api=api, history=[history[0], {**history[1], "tool_calls": [shallow]}, history[2]])
+
+
+@pytest.mark.parametrize("content", ["", None])
+def test_an_assistant_turn_calling_tools_with_empty_text_converts_for_every_api(profile, content):
+    """OpenAI-compatible servers answer a tool call with content "" as often as null; Anthropic gets the call."""
+    history = [WEATHER[0], {**WEATHER[1], "content": content}, WEATHER[2]]
+    for api in APIS:
+        assert check_history(history, api) == []
+        body = profile.to_request("And tomorrow?", api=api, history=history)
+        validate_request(api, body)
+    claude = profile.to_request("And tomorrow?", api="anthropic", history=history)
+    assert claude["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "call_1", "name": "get_weather", "input": {"city": "Paris"}}
+    ]
+    assert check_history([WEATHER[0], {"role": "assistant", "content": " "}], "anthropic") == [
+        "history[1].content: Anthropic refuses empty text; leave the turn out",
+        "history[1]: an assistant turn needs content or tool_calls",
+    ]
+
+
+def test_leading_system_turns_of_text_parts_become_the_instructions():
+    """A system turn written as text parts was dropped from the Responses body: in neither instructions nor input."""
+    profile = ProfileConfig(
+        name="Ada", role="Forecaster", model="gpt-4o", messages=[{"history": True}, {"kind": "user"}]
+    ).create_profile()
+    history = [
+        {"role": "system", "content": [{"type": "text", "text": "Be brief."}, {"type": "text", "text": "Cite."}]},
+        {"role": "system", "content": "Use metric units."},
+        {"role": "user", "content": "Weather?"},
+    ]
+    body = profile.to_request("And tomorrow?", api="openai-responses", history=history)
+    validate_request("openai-responses", body)
+    assert body["instructions"] == "Be brief.\n\nCite.\n\nUse metric units."
+    assert body["input"] == [
+        {"role": "user", "content": "Weather?"},
+        {"role": "user", "content": "Question: And tomorrow?"},
+    ]
+
+
+@pytest.mark.parametrize("history", [{}, "", b"", 0])
+def test_an_empty_history_of_the_wrong_type_is_refused(profile, history):
+    """Only None and a list mean history; an empty mapping or text was taken for "none" without a word."""
+    with pytest.raises(HistoryError, match="history must be a list of turns"):
+        profile.format_messages("q", history=history)
+    assert profile.format_messages("q", history=[]) == profile.format_messages("q")
+
+
+@pytest.mark.parametrize("name", ["Ada Lovelace", "", "ops\n", "a/b", "<|im_start|>"])
+def test_a_name_openai_chat_refuses_is_a_problem_for_it_alone(profile, name):
+    """OpenAI answers 400 to a turn named with a space (or any of < | \\ / >); Responses and Anthropic
+    have no name for a turn, and it is left out of their bodies."""
+    history = [{"role": "user", "content": "Weather?", "name": name}]
+    (problem,) = check_history(history, "openai-chat")
+    assert problem.startswith("history[0].name: OpenAI Chat takes a name of one word, without spaces")
+    for api in ("openai-responses", "anthropic"):
+        assert check_history(history, api) == []
+        validate_request(api, profile.to_request("q", api=api, history=history))
+    assert check_history([{**history[0], "name": "Ada_Lovelace"}]) == []
+    assert check_history([{**history[0], "name": "André"}]) == []

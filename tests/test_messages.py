@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from anthropic.types import MessageParam
 from openai.types.chat import ChatCompletionMessageParam
@@ -236,3 +238,36 @@ def test_the_profile_records_what_it_was_made_for():
     assert profile.context == Context(language="fr", model="gpt-4o", deployment="prod")
     assert profile.get_deployment() == "prod"
     assert config.create_profile().get_deployment() is None
+
+
+def test_a_secret_passed_to_the_write_memory_messages_is_refused(monkeypatch):
+    """format_messages refused a secret in the caller's values; the write-memory messages let it through."""
+    monkeypatch.setenv("CRM_API_KEY", "crm-key-987654")
+    config = ProfileConfig(name="Ada", role="Analyst", variables={"crm": {"key": "CRM_API_KEY", "default": "x"}})
+    profile = config.create_profile()
+    assert profile.format_write_memory_messages("q", "thought", "act", "seen")[0]["role"] == "user"
+    with pytest.raises(SecretError, match="the value of 'variables.crm'") as caught:
+        profile.format_write_memory_messages("q", "I will use crm-key-987654", "act", "seen", style="anthropic")
+    assert "987654" not in str(caught.value)
+
+
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic"])
+@pytest.mark.parametrize("ensure_ascii", [True, False])
+def test_a_secret_escaped_in_tool_call_arguments_is_refused(monkeypatch, api, ensure_ascii):
+    """Arguments are JSON text: a secret holding a quote, a backslash or a non-ASCII letter is written escaped
+    there, and the model reads it decoded."""
+    secret = 'pa"ss\\wörd-42'
+    monkeypatch.setenv("CRM_PASSWORD", secret)
+    config = ProfileConfig(
+        name="Ada", role="Analyst", model="gpt-4o", variables={"crm": {"key": "CRM_PASSWORD", "default": "x"}}
+    )
+    arguments = json.dumps({"password": secret}, ensure_ascii=ensure_ascii)
+    assert secret not in arguments
+    call = {"id": "call_1", "type": "function", "function": {"name": "log_in", "arguments": arguments}}
+    history = [
+        {"role": "user", "content": "Log in."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "done"},
+    ]
+    with pytest.raises(SecretError, match="the value of 'variables.crm'"):
+        config.create_profile().to_request("q", api=api, history=history)

@@ -113,6 +113,13 @@ def test_the_draft_comes_from_dollar_schema():
         profile.parse_reply("0")
 
 
+@pytest.mark.parametrize("draft", [5, None, ["https://json-schema.org/draft/2020-12/schema"]])
+def test_a_dollar_schema_that_is_not_text_is_a_config_error(draft):
+    """jsonschema parses $schema as a URL: a number failed with an AttributeError from urllib."""
+    with pytest.raises(ConfigError, match=r"\$schema: unknown meta-schema"):
+        ProfileConfig(name="Ada", role="R", output_schema={"$schema": draft, "type": "object"})
+
+
 def test_every_problem_is_listed():
     with pytest.raises(ConfigError) as caught:
         ProfileConfig(name="Ada", role="R", output_schema={"type": "objekt", "required": "x"})
@@ -335,3 +342,37 @@ def test_a_pattern_that_backtracks_is_stopped_at_its_bound(schema, monkeypatch):
         profile.parse_reply(reply)
     assert "does not backtrack" in str(caught.value)
     assert profile.parse_reply(json.dumps("a" * 3 if schema["type"] == "string" else {"aaa": "x"}))
+
+
+@pytest.mark.parametrize(
+    ("reply", "written", "where"),
+    [
+        ('{"answer": "yes", "score": NaN}', "NaN", "/score"),
+        ('Here: {"answer": "yes", "score": Infinity}', "Infinity", "/score"),
+        ('{"answer": "yes", "score": 4, "more": [1, -Infinity]}', "-Infinity", "/more/1"),
+        ('{"answer": "yes", "score": 1e999}', "Infinity", "/score"),
+    ],
+)
+def test_nan_and_infinity_are_no_json_numbers(profile, reply, written, where):
+    """json.loads reads NaN, which passes every minimum and maximum: the reply goes back to the model."""
+    with pytest.raises(SchemaReplyError) as caught:
+        profile.parse_reply(reply)
+    assert str(caught.value).startswith(f"Your reply holds {written} at {where}, which is not a JSON number.")
+    assert caught.value.problems == [f"{where}: {written} is not a JSON number"]
+    plain = ProfileConfig(name="Ada", role="R").create_profile()
+    with pytest.raises(SchemaReplyError, match=f"holds {written} at {where}"):
+        plain.parse_reply(reply)
+
+
+@pytest.mark.parametrize(
+    "reply", ['{"answer": "yes \\ud800", "score": 4}', '{"answer": "yes", "score": 4, "\\udc00": 1}']
+)
+def test_a_lone_surrogate_in_a_reply_goes_back_to_the_model(profile, reply):
+    """A bare \\ud800 escape is valid JSON but no text: returned, it failed wherever the value was sent on."""
+    with pytest.raises(SchemaReplyError) as caught:
+        ProfileConfig(name="Ada", role="R").create_profile().parse_reply(reply)
+    assert "half of a UTF-16 surrogate pair without its other half" in str(caught.value)
+    assert str(caught.value).endswith("Reply again with only the JSON value.")
+    str(caught.value).encode("utf-8")  # the correction itself can be sent
+    with pytest.raises(SchemaReplyError, match="that follows the JSON Schema you were given"):
+        profile.parse_reply(reply)

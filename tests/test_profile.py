@@ -154,6 +154,11 @@ def test_a_language_or_model_that_is_not_text_is_refused(configs, given):
         ("zh", "请始终使用简体中文回答。"),
         ("zh-TW", "请始终使用繁体中文回答。"),
         ("zh_tw", "请始终使用繁体中文回答。"),
+        ("zh-Hant", "请始终使用繁体中文回答。"),  # the script tag: these asked for Simplified Chinese
+        ("zh_Hant_TW", "请始终使用繁体中文回答。"),
+        ("zh-HK", "请始终使用繁体中文回答。"),
+        ("zh-MO", "请始终使用繁体中文回答。"),
+        ("zh-Hans", "请始终使用简体中文回答。"),
         ("tlh", "Always answer in tlh."),
     ],
 )

@@ -253,3 +253,35 @@ def test_arguments_nested_past_the_parser_are_a_parse_error(arguments):
     """Arguments thousands of levels deep are a reply to correct, not a RecursionError."""
     with pytest.raises(ReactParseError, match="is not a JSON object"):
         parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ('{"limit": NaN}', "holds NaN, which is not a JSON number"),
+        ('{"limit": [1, 1e999]}', "holds Infinity, which is not a JSON number"),
+        ('{"query": "Paris \\ud800"}', "holds \\ud800, half of a UTF-16 surrogate pair"),
+    ],
+)
+def test_arguments_no_tool_can_be_called_with_are_a_parse_error(arguments, problem):
+    """json.loads reads them, but they cannot be sent on as JSON: the model is asked again."""
+    with pytest.raises(ReactParseError) as caught:
+        parse(f"Thought: look\nAction: search\nAction Input: {arguments}", tool_names=["search"])
+    assert str(caught.value).startswith(f"Could not read your reply: the 'Action Input:' {problem}")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ('{"note": "Call back.\nAnswer: yes or no"}', {"note": "Call back.\nAnswer: yes or no"}),
+        ('{"note": "Steps:\nThought: first\nObservation: then"}',
+         {"note": "Steps:\nThought: first\nObservation: then"}),
+        ('```json\n{"note": "a\nAction: b"}\n```', {"note": "a\nAction: b"}),
+    ],
+)
+def test_a_label_inside_the_arguments_does_not_cut_them(arguments, expected):
+    """The input ran to the next line starting with a label even inside a JSON string; the repair then
+    closed the string and the tool was called with half the text, without a word."""
+    reply = f"Thought: note it\nAction: search\nAction Input: {arguments}\nObservation: made up"
+    step = parse(reply, tool_names=["search"])
+    assert step == ReactAction(thought="note it", tool="search", input=expected)

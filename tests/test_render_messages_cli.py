@@ -167,3 +167,48 @@ def test_inputs_of_the_prompts_reach_the_messages_as_render_takes_them(runner, c
     with_resources = runner.invoke(cli, [*base, "--var", f"resources={resources}"])
     assert with_resources.exit_code == 0, with_resources.output
     assert "Invoices go out on the 1st." in json.loads(with_resources.output)[0]["content"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "--history: history.json:1:1: the file is empty; the file holds one JSON list of turns, e.g. ["),
+        ('[{"role": "user",\n  "content": "Hi",}]', "--history: history.json:2:19: invalid JSON: Expecting property"),
+        (b"\xff\xfe[]", "--history: history.json: byte 0 is not UTF-8 (invalid start byte); save the file as UTF-8"),
+    ],
+)
+def test_a_history_file_that_is_not_json_says_where(runner, configs, tmp_path, monkeypatch, text, expected):
+    """It said only 'is not a readable JSON file (JSONDecodeError)', with no line, column or remedy."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "history.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    args = ["render", str(configs / "triage.yaml"), "--messages", "--history", "history.json", "--var", TICKET]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and expected in result.output, result.output
+
+
+def test_a_history_file_may_start_with_a_byte_order_mark(runner, configs, tmp_path):
+    path = tmp_path / "history.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(HISTORY).encode())
+    args = ["render", str(configs / "triage.yaml"), "--messages", "--history", str(path), "--var", TICKET]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[1:3] == HISTORY
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--messages", "--question", "Hello \udcff"], "--question holds the byte 0xFF, which is not UTF-8 text"),
+        (["--request", "anthropic", "--var", "ticket=caf\udce9"], "--var ticket holds the byte 0xE9"),
+        (["--kind", "system", "--var", "tier\udcfe=pro"], "--var tier\\udcfe holds the byte 0xFE"),
+        (["--request", "openai-chat", "--model", "gpt-\udcff"], "--model holds the byte 0xFF"),
+        (["--kind", "system", "--language", "z\udcff"], "--language holds the byte 0xFF"),
+    ],
+)
+def test_a_command_line_text_that_is_not_utf8_is_a_usage_error(runner, configs, extra, expected):
+    """Bytes that are not UTF-8 reach Python as lone surrogates, and were echoed back as the same bytes
+    inside the JSON of a message or a request body, which no API reads."""
+    result = runner.invoke(cli, ["render", str(configs / "triage.yaml"), "--var", TICKET, *extra])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output

@@ -13,7 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from profiles import ConfigError, ProfileConfig, RequestError, SecretError, UnknownModelWarning, load_profile
+from profiles import (
+    ConfigError,
+    ProfileConfig,
+    RenderError,
+    RequestError,
+    SecretError,
+    UnknownModelWarning,
+    load_profile,
+)
 from profiles.settings import ANTHROPIC_DEFAULT_MAX_TOKENS, SETTINGS
 from tests.llm_server import FROM_SCHEMA, ChatServer, ToolCall
 from tests.request_types import API_KEY, BodyError, send, validate_request
@@ -142,6 +150,43 @@ def test_strict_follows_the_schema_unless_the_persona_says(ada):
     assert claude["tools"][0]["strict"] is False
 
 
+def test_a_strict_tool_whose_schema_strict_mode_refuses_is_refused_at_load(ada):
+    """OpenAI answers 400 to such a tool; the output schema was already held to this, the tools were not."""
+    lenient_strict = {**LENIENT, "strict": True}
+    with pytest.raises(ConfigError) as caught:
+        ProfileConfig(name="Ada", role="R", model="gpt-4o", tools=[WEATHER, lenient_strict])
+    message = str(caught.value)
+    assert "tools.1': tool 'search': strict: true, but OpenAI's strict mode would refuse these parameters" in message
+    assert "parameters: objects need additionalProperties: false" in message
+    assert "every property must be required (make optional ones nullable): limit" in message
+    assert message.endswith("make the schema fit, or set strict: false")
+    with pytest.raises(RenderError, match="tools given to the render: tools\\[0\\] \\(search\\): strict: true"):
+        ada.to_request("q", tools=[lenient_strict])
+    assert ada.to_request("q", tools=[{**WEATHER, "strict": True}])["tools"][0]["function"]["strict"] is True
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_tool_schema_without_a_type_is_sent_as_an_object(api):
+    """A schema without `type` passes as an object schema when the persona loads; both APIs refuse a tool
+    whose schema does not say type: object, so the body says it."""
+    schema = {"properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": False}
+    profile = ProfileConfig(name="Ada", role="R", model="gpt-4o", tools=[
+        {"name": "get_weather", "description": "The weather.", "parameters": schema},
+        {"name": "ping", "description": "Ping.", "parameters": {"properties": {}}, "strict": False},
+    ]).create_profile()
+    body = profile.to_request("q", api=api)
+    validate_request(api, body)
+    sent = [tool.get("function", tool) for tool in body["tools"]]
+    schemas = [tool.get("parameters", tool.get("input_schema")) for tool in sent]
+    assert schemas == [{"type": "object", **schema}, {"type": "object", "properties": {}}]
+    if api != "anthropic":
+        assert [tool["strict"] for tool in sent] == [True, False]
+    assert dict(profile.tools[0].parameters) == schema  # the persona's own schema is unchanged
+    strict = ProfileConfig(name="Ada", role="R", tools=[{"name": "t", "description": "d", "parameters": schema,
+                                                         "strict": True}])
+    assert strict.create_profile().to_request("q", model="m")["tools"][0]["function"]["strict"] is True
+
+
 # model settings: each API's names, as its client types them ---------------------------------------
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -247,6 +292,20 @@ def test_call_arguments_replace_the_personas_model_settings_and_tools(ada):
         ada.to_request("q", settings={"temperature": 9})
     with pytest.raises(RequestError, match="'temprature' is not a model setting"):
         ada.to_request("q", settings={"temprature": 0})
+
+
+@pytest.mark.parametrize("settings", [[("temperature", 0)], "temperature=0", 0.2])
+def test_settings_that_are_not_a_mapping_are_a_request_error(ada, settings):
+    """They failed with AttributeError: 'list' object has no attribute 'items'."""
+    with pytest.raises(RequestError, match="settings must be a mapping of setting name to value"):
+        ada.to_request("q", settings=settings)
+
+
+@pytest.mark.parametrize("model", [4, "", " ", ["gpt-4o"]])
+def test_a_model_argument_that_is_no_name_says_so(ada, model):
+    """A number or an empty text was reported as the persona naming no model."""
+    with pytest.raises(RequestError, match="model= must be the model's name as text"):
+        ada.to_request("q", model=model)
 
 
 def test_a_request_needs_a_model():

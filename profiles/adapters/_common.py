@@ -127,8 +127,10 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def guarded(profile: Any, name: str, what: str) -> Any:
+def guarded(profile: Any, name: str, what: str, keyword: str | None = None) -> Any:
     """A field's value for the framework to hold outside a prompt, refused when it is a secret not allowed out.
+
+    `keyword` is the adapter's argument that gives the value instead, named in the error.
 
     Raises:
         SecretError: naming the field and where it came from, never its value.
@@ -137,9 +139,10 @@ def guarded(profile: Any, name: str, what: str) -> Any:
     if item is None:
         return None
     if item.secret and item.value is not None and name not in profile.allow_secrets:
+        instead = f"pass {keyword}=… for the {what}" if keyword else "read it from a key that is not a credential"
         raise SecretError(
             f"field {name!r} holds a secret (source {item.source}) and would become the {what}; list it under "
-            f"allow_secrets if it may, or give the adapter a {what} of its own"
+            f"allow_secrets if it may, or {instead}"
         )
     return item.value
 

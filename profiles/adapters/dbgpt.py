@@ -41,8 +41,10 @@ def _classes() -> tuple[type, type]:
         def __init__(self, config: Any, deployment: str | None, language: str | None, model: str | None) -> None:
             self._config = config
             self._deployment = deployment
-            self._language = None if config.language is not None else language
-            self._model = model if config.model is None else None
+            # a profile made already is used as it is: its language and model were chosen when it was made
+            made = not hasattr(config, "create_profile")
+            self._language = None if made or config.language is not None else language
+            self._model = None if made or config.model is not None else model
 
         def _profile(self) -> Any:
             return as_profile(self._config, deployment=self._deployment, language=self._language,
@@ -152,7 +154,7 @@ def _classes() -> tuple[type, type]:
 
 
 def to_profile_config(persona: Any, *, deployment: str | None = None, profile_id: int = 0) -> Any:
-    """A DB-GPT `ProfileConfig` for a persona file or `ProfileConfig` of ours.
+    """A DB-GPT `ProfileConfig` for a persona file or `ProfileConfig` of ours (or a profile, used as it is).
 
     `config.factory.provenance` (and each DB-GPT profile's `provenance`) names the persona file,
     deployment and store versions.

@@ -69,7 +69,8 @@ def to_chat_prompt(
     if variables:
         profile = profile.partial(**variables)  # checked against the declared inputs now
     kinds = [slot.kind for slot in profile.layout if slot.kind]
-    holes = holes_of(profile, kinds, {}, keep_defaults=False, allowed_secrets=True)
+    # a value given here is rendered in, a secret field's own value given instead of it included
+    holes = holes_of(profile, kinds, variables, keep_defaults=False, allowed_secrets=True)
     for name, how in usages(sources_of(profile, kinds), set(holes)).items():
         if how not in ("plain", "condition"):
             raise AdapterError(

@@ -93,14 +93,17 @@ def to_react_agent(
     formatter = formatter_module.ReActChatFormatter.from_defaults(system_header=header)
     agent_options.setdefault("streaming", False)
     agent_class = _agent_class(workflow.ReActAgent)
-    name = guarded(profile, "name", "agent's name")
-    goal = guarded(profile, "goal", "agent's description")
+    # a ReActAgent field given here (name, description, formatter) wins over the persona's
+    if "name" not in agent_options:
+        agent_options["name"] = str(guarded(profile, "name", "agent's name", "name") or "Agent")
+    if "description" not in agent_options:
+        goal = guarded(profile, "goal", "agent's description", "description")
+        agent_options["description"] = str(goal or guarded(profile, "role", "agent's description", "description")
+                                           or "An agent")
+    agent_options.setdefault("formatter", formatter)
     return agent_class(
-        name=str(name or "Agent"),
-        description=str(goal or profile.get_role() or "An agent"),
         tools=list(tools),
         llm=llm,
-        formatter=formatter,
         provenance=provenance_of(profile).to_dict(),
         **agent_options,
     )

@@ -54,9 +54,7 @@ def _output_type(agents: Any, profile: Any) -> Any:
     """An SDK output schema that is the persona's `output_schema`, replies read by `parse_reply`."""
     schema = profile.output_schema
     exceptions = framework("agents.exceptions", _EXTRA, "openai-agents")
-    from ..output_schema import openai_strict_problems
-
-    strict = bool(schema.strict) or not openai_strict_problems(schema.as_dict())
+    strict = bool(schema.strict)  # the persona's choice, already on where it left it out and the schema fits
 
     class PersonaOutput(agents.AgentOutputSchemaBase):  # type: ignore[misc, name-defined]
         def is_plain_text(self) -> bool:
@@ -92,8 +90,9 @@ def to_agent(
     """An `agents.Agent` from a persona: name, instructions, model, model settings, output type.
 
     `model` is an SDK model object (`OpenAIChatCompletionsModel(…)`) or a name; by default the
-    persona's model. `options` go to `Agent` when it has such a field (`handoffs`, `hooks`, …),
-    else to the system prompt as its variables. The agent's `profile` is what `to_input` renders
+    persona's model. `options` go to `Agent` when it has such a field (`handoffs`, `hooks`, or
+    `name`, `instructions`, `model_settings` in place of the persona's), else to the system prompt
+    as its variables. The agent's `profile` is what `to_input` renders
     the turn with; `provenance` names the persona file, deployment and store versions.
 
     Raises:
@@ -107,20 +106,24 @@ def to_agent(
     variables = {key: value for key, value in options.items() if key not in fields}
     if variables:
         profile = profile.partial(**variables)
-    settings = settings_of(profile)
-    extra_args = {key: settings.pop(key) for key in ("stop", "seed") if key in settings}
-    extra_args.update({key: value for key, value in profile.settings_extra.items()
-                       if key not in ("openai-chat", "openai-responses", "anthropic")})
-    if extra_args:
-        settings["extra_args"] = extra_args
-    chosen = model if model is not None else guarded(profile, "model", "agent's model")
+    # an Agent field given here (name, instructions, model_settings, …) wins over the persona's
+    if "model_settings" not in agent_options:
+        settings = settings_of(profile)
+        extra_args = {key: settings.pop(key) for key in ("stop", "seed") if key in settings}
+        extra_args.update({key: value for key, value in profile.settings_extra.items()
+                           if key not in ("openai-chat", "openai-responses", "anthropic")})
+        if extra_args:
+            settings["extra_args"] = extra_args
+        agent_options["model_settings"] = agents.ModelSettings(**settings)
+    if "name" not in agent_options:
+        agent_options["name"] = str(guarded(profile, "name", "agent's name", "name") or "Agent")
+    if "instructions" not in agent_options:
+        agent_options["instructions"] = system_text(profile)
+    chosen = model if model is not None else guarded(profile, "model", "agent's model", "model")
     if profile.output_schema is not None:
         agent_options.setdefault("output_type", _output_type(agents, profile))
     return _agent_class(agents)(
-        name=str(guarded(profile, "name", "agent's name") or "Agent"),
-        instructions=system_text(profile),
         model=chosen,
-        model_settings=agents.ModelSettings(**settings),
         tools=list(tools),
         provenance=provenance_of(profile).to_dict(),
         profile=profile,
@@ -143,8 +146,18 @@ def to_input(
         HistoryError: the history is malformed.
     """
     from ..history import to_responses_input
+    from ..messages import role_of
 
     profile = getattr(agent_or_persona, "profile", None) or as_profile(agent_or_persona)
+    # the leading system prompts are the agent's instructions: not rendered here at all, so a turn never
+    # fails on them (an agent given instructions of its own in place of a secret the persona keeps in)
+    instructions = []
+    for slot in profile.layout:
+        if not slot.kind or role_of(slot, profile.roles) not in ("system", "developer"):
+            break
+        instructions.append(slot.kind)
+    if instructions:
+        profile = profile.with_templates(**dict.fromkeys(instructions, ""))
     turns = profile.format_messages(question, history=history, **variables)
     leading = 0
     while leading < len(turns) and turns[leading]["role"] in ("system", "developer"):

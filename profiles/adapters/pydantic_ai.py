@@ -62,8 +62,9 @@ def to_agent(
     """A `pydantic_ai.Agent` from a persona.
 
     `model` is a Pydantic AI model or a `provider:name` string; by default `openai:<the persona's
-    model>`. `options` go to `Agent` when it takes them (`deps_type`, `retries`, …), else to the
-    system prompt as its variables.
+    model>`. `options` go to `Agent` when it takes them (`deps_type`, `retries`, or `name`,
+    `instructions`, `model_settings` in place of the persona's), else to the system prompt as its
+    variables.
 
     Raises:
         AdapterError: pydantic-ai is missing, or `output_mode` is unknown.
@@ -81,31 +82,31 @@ def to_agent(
     if variables:
         profile = profile.partial(**variables)
     if model is None:
-        name = guarded(profile, "model", "agent's model")
+        name = guarded(profile, "model", "agent's model", "model")
         if not name:
             raise AdapterError("the persona names no model; pass model=… (a Pydantic AI model or 'provider:name')")
         model = f"openai:{name}"
-    settings = {_SETTING_NAMES.get(key, key): value for key, value in settings_of(profile).items()}
-    extra = {key: value for key, value in profile.settings_extra.items()
-             if key not in ("openai-chat", "openai-responses", "anthropic")}
-    if extra:
-        settings["extra_body"] = extra
+    # an Agent argument given here (name, instructions, model_settings, …) wins over the persona's
+    if "model_settings" not in agent_options:
+        settings = {_SETTING_NAMES.get(key, key): value for key, value in settings_of(profile).items()}
+        extra = {key: value for key, value in profile.settings_extra.items()
+                 if key not in ("openai-chat", "openai-responses", "anthropic")}
+        if extra:
+            settings["extra_body"] = extra
+        agent_options["model_settings"] = pydantic_ai.settings.ModelSettings(**settings)
+    if "name" not in agent_options:
+        agent_options["name"] = str(guarded(profile, "name", "agent's name", "name") or "agent")
+    if "instructions" not in agent_options:
+        agent_options["instructions"] = system_text(profile)
     schema = profile.output_schema
     if schema is not None:
         output = pydantic_ai.StructuredDict(dict(schema.as_dict()), name=schema.name, description=schema.description)
         if output_mode == "native":
-            output = pydantic_ai.NativeOutput(output, name=schema.name, strict=schema.strict or None)
+            output = pydantic_ai.NativeOutput(output, name=schema.name, strict=bool(schema.strict))
         elif output_mode == "prompted":
             output = pydantic_ai.PromptedOutput(output, name=schema.name)
         agent_options.setdefault("output_type", output)
-    agent = _agent_class(pydantic_ai)(
-        model,
-        instructions=system_text(profile),
-        name=str(guarded(profile, "name", "agent's name") or "agent"),
-        model_settings=pydantic_ai.settings.ModelSettings(**settings),
-        tools=list(tools),
-        **agent_options,
-    )
+    agent = _agent_class(pydantic_ai)(model, tools=list(tools), **agent_options)
     agent.provenance = provenance_of(profile).to_dict()
     agent.profile = profile
     if schema is not None:

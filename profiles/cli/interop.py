@@ -66,7 +66,7 @@ def import_(format: str, source: Path, out: Path, force: bool, quiet: bool) -> N
 @click.option("--to", "format", required=True, type=click.Choice(list(EXPORT_FORMATS)), help="The format to write.")
 @click.option("--deployment", "-d", help="Export the persona as this deployment sees it (overlay, .env files, store).")
 @click.option("--language", "-l", help="Answer language and template locale, e.g. en, zh.")
-@click.option("--model", "-m", help="The model, where the persona names none (Agent Spec needs one).")
+@click.option("--model", "-m", help="The model the prompts are for, in place of the persona's (Agent Spec needs one).")
 @click.option("--base-url", help="Agent Spec: the OpenAI-compatible server the agent's llm_config points at.")
 @click.option("--out", "-o", "out", type=click.Path(path_type=Path),
               help="A folder for the files (crewai writes agents.yaml and tasks.yaml), or the file to write; "
@@ -96,7 +96,10 @@ def export(
     from ..atomic import write_atomic
     from ..interop.exporter import write
 
-    options = {"base_url": base_url} if base_url and format == "agentspec" else {}
+    if base_url and format != "agentspec":
+        raise click.UsageError(f"--base-url is an Agent Spec setting; {format} files have no place for it, "
+                               "so leave it out or export --to agentspec")
+    options = {"base_url": base_url} if base_url else {}
     with showing_warnings():
         outputs = [
             write(list(personas) if format == "crewai" else persona, format, deployment=deployment,

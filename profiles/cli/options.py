@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -10,7 +12,7 @@ from typing import Any
 
 import click
 
-from ..jsonlines import NestingError
+from ..jsonlines import NestingError, escape_surrogates
 from ..jsonlines import loads as load_json
 from .output import labelled
 
@@ -37,8 +39,32 @@ def parse_vars(pairs: tuple[str, ...]) -> dict[str, str]:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--var")
+        refuse_undecodable(pair, f"--var {escape_surrogates(name.strip())}", "--var")
         variables[name.strip()] = value
     return variables
+
+
+def refuse_undecodable(text: str | None, what: str, param_hint: str) -> None:
+    """Refuse a command-line text holding bytes that are not UTF-8.
+
+    Python hands such bytes over as lone surrogates (`\udcff` for the byte 0xFF): printed, they
+    come out as the same invalid bytes, and a JSON body or message holding one is no text any API
+    takes, so the command refuses them where they were given.
+    """
+    if not text:
+        return
+    found = _UNDECODABLE.search(text)
+    if found is not None:
+        code = ord(found.group())
+        byte = f"the byte 0x{code - 0xDC00:02X}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+        raise click.BadParameter(
+            f"{what} holds {byte}, which is not UTF-8 text; give it in UTF-8 (check the terminal's or the "
+            "script's encoding)",
+            param_hint=param_hint,
+        )
+
+
+_UNDECODABLE = re.compile("[\ud800-\udfff]")
 
 
 def refuse_unsendable(value: Any, what: str, param_hint: str) -> None:
@@ -91,14 +117,26 @@ def read_history(path: Path) -> list[Any]:
         size = path.stat().st_size
         if size > MAX_HISTORY_BYTES:
             raise click.BadParameter(f"{path} is over {MAX_HISTORY_BYTES} bytes", param_hint="--history")
-        data = load_json(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8-sig"))  # a BOM, as some editors write, is no JSON error
     except FileNotFoundError:
         raise click.BadParameter(f"{path} not found", param_hint="--history") from None
     except NestingError as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--history") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        what = f"{path} is not a readable JSON file ({type(exc).__name__})"
-        raise click.BadParameter(what, param_hint="--history") from None
+    except json.JSONDecodeError as exc:
+        where = f"{path}:{exc.lineno}:{exc.colno}"
+        what = "the file is empty" if not exc.doc.strip() else f"invalid JSON: {exc.msg}"
+        raise click.BadParameter(
+            f"{where}: {what}; the file holds one JSON list of turns, e.g. "
+            '[{"role": "user", "content": "Hi"}]',
+            param_hint="--history",
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"{path}: byte {exc.start} is not UTF-8 ({exc.reason}); save the file as UTF-8", param_hint="--history"
+        ) from None
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise click.BadParameter(f"{path} cannot be read: {reason}", param_hint="--history") from None
     if not isinstance(data, list):
         raise click.BadParameter(f"{path} must hold a JSON list of turns", param_hint="--history")
     refuse_unsendable(data, str(path), "--history")

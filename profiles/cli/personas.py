@@ -15,6 +15,7 @@ from ..jsonlines import loads as load_json
 from .options import (
     parse_vars,
     read_history,
+    refuse_undecodable,
     refuse_unsendable,
     rollout_key_option,
     showing_warnings,
@@ -142,6 +143,9 @@ def render(
     from ..loader import load_profile
 
     given = parse_vars(variables)
+    for option, text in (("--question", question), ("--language", language), ("--model", model),
+                         ("--deployment", deployment)):
+        refuse_undecodable(text, option, option)
     if as_messages and request_api:
         raise click.UsageError("give --messages or --request, not both")
     if (as_messages or request_api) and kind != "all":
@@ -185,10 +189,13 @@ def render(
             f"{kind!r} is not a prompt kind; known kinds are {', '.join(known)}, all", param_hint="--kind"
         )
     kinds = KINDS if kind == "all" else (kind,)
+    together = strict and kind == "all" and hasattr(profile, "check_strict")
+    if together:  # a variable the system prompt uses need not be used by the write-memory prompt too
+        profile.check_strict(kinds, _inputs("system", given))
     prompts = {}
     skipped = []
     for name in kinds:
-        text = profile.format_prompt(name, strict=strict, **_inputs(name, given))
+        text = profile.format_prompt(name, strict=strict and not together, **_inputs(name, given))
         if kind == "all" and not text.strip():
             skipped.append(name)
             continue

@@ -154,7 +154,7 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
                     continue
                 number += 1
                 if len(cells) != width:
-                    yield RawRow(number, start, None, _width_problem(header, cells))
+                    yield RawRow(number, start, None, _width_problem(header, cells, delimiter))
                     continue
                 yield RawRow(number, start, dict(zip(header, cells, strict=True)))
     except UnicodeDecodeError as exc:
@@ -163,19 +163,20 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
         ) from None
 
 
-def _width_problem(header: list[str], cells: list[str]) -> str:
+def _width_problem(header: list[str], cells: list[str], delimiter: str = ",") -> str:
     """Why a row's cells do not fit the header, naming the columns left without a value."""
     have = f"{len(cells)} cell{'s' if len(cells) != 1 else ''}"
+    separator = "a tab" if delimiter == "\t" else "a comma"
     if len(cells) < len(header):
         missing = header[len(cells) :]
         return (
             f"has {have} but the header has {len(header)}: no value for {', '.join(map(repr, missing))}; "
-            "add the missing cells (an empty one is a comma), or check the quoting"
+            f"add the missing cells (an empty one is {separator}), or check the quoting"
         )
     extra = len(cells) - len(header)
     return (
         f"has {have} but the header has {len(header)}: {extra} cell{'s' if extra != 1 else ''} after the last "
-        f"column, {header[-1]!r}; remove them, or quote a cell that holds a comma"
+        f"column, {header[-1]!r}; remove them, or quote a cell that holds {separator}"
     )
 
 

@@ -150,6 +150,9 @@ class ChatClient:
     the user can actually set.
     """
 
+    #: Most bytes an answer's body may hold; more is not a chat completion.
+    max_body_bytes = 20_000_000
+
     def __init__(
         self,
         base_url: str,
@@ -345,8 +348,8 @@ class ChatClient:
             retry_after: float | None = None
             cause: Exception | None = None
             try:
-                with self._slots:
-                    response = client.post(self.url, json=body)
+                with self._slots, client.stream("POST", self.url, json=body) as streamed:
+                    response = self._read_whole(streamed, attempts)
             except httpx.TimeoutException as exc:
                 problem = f"no answer within {self.timeout:g} s ({type(exc).__name__})"
                 advice = f"the server is slow or overloaded; raise {self._option('timeout')} or try again later"
@@ -364,6 +367,14 @@ class ChatClient:
                 problem = f"could not reach the server ({type(exc).__name__}: {self._scrub(str(exc))})"
                 advice = f"check that the server is running and that {self._option('base_url')} is right"
                 status, cause = None, exc
+            except httpx.RequestError as exc:  # a body its content-encoding does not decode, say: not a busy server
+                raise ChatError(
+                    f"request to {url} got an answer that cannot be read ({type(exc).__name__}: "
+                    f"{self._scrub(str(exc))}); check that {self._option('base_url')} points at an OpenAI-compatible "
+                    "API, not a proxy or a download.",
+                    url=url,
+                    attempts=attempts,
+                ) from exc
             else:
                 self._reached = True
                 status = response.status_code
@@ -395,6 +406,45 @@ class ChatClient:
                 delay,
             )
             time.sleep(delay)
+
+    def _read_whole(self, streamed: httpx.Response, attempts: int) -> httpx.Response:
+        """The answer with its body read, no further than `max_body_bytes` and within `timeout` seconds.
+
+        httpx's timeout bounds each wait for bytes, not the whole body: a server that drips a byte
+        at a time, or streams without end (a download, a proxy gone wrong), would hold the run
+        forever and fill its memory. Such a body times out like a stalled server, or is refused.
+        """
+        import httpx
+
+        url = self._scrub(self.url)
+
+        def refuse(size: str) -> ChatError:
+            return ChatError(
+                f"request to {url} answered HTTP {streamed.status_code} with a body of {size} bytes, more than "
+                f"an answer holds ({self.max_body_bytes:,} at most); check that {self._option('base_url')} points "
+                "at an OpenAI-compatible API.",
+                url=url,
+                status=streamed.status_code,
+                attempts=attempts,
+                request_id=streamed.headers.get("x-request-id"),
+            )
+
+        declared = streamed.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise refuse(f"{int(declared):,}")
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in streamed.iter_bytes():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise refuse(f"over {self.max_body_bytes:,}")
+            chunks.append(chunk)
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("the body did not arrive in time", request=streamed.request)
+        return httpx.Response(
+            streamed.status_code, headers=streamed.headers, content=b"".join(chunks), request=streamed.request
+        )
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (from 0)."""

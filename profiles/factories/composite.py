@@ -130,8 +130,9 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, (str, list, tuple)) and len(value) == 0)
 
 
-def _parts(profile: Profile) -> tuple[dict[str, Resolved], set[str], dict[str, Any], dict[str, Any]]:
-    """A profile's fields with provenance, its literal fields, own templates and bound variables."""
+def _parts(profile: Profile) -> tuple[dict[str, Resolved], set[str], dict[str, Any], dict[str, Resolved]]:
+    """A profile's fields with provenance, its literal fields, own templates and bound variables,
+    each variable with its source and whether it is a secret."""
     resolved = getattr(profile, "resolved", None)
     if resolved is not None:
         default: DefaultProfile = profile  # type: ignore[assignment]
@@ -142,7 +143,9 @@ def _parts(profile: Profile) -> tuple[dict[str, Resolved], set[str], dict[str, A
             for name, item in resolved.items()
             if name not in default.field_templates and isinstance(item.value, str) and has_template_syntax(item.value)
         }
-        return dict(resolved), literal, dict(default.templates), dict(default.bound)
+        sourced = getattr(default, "resolved_variables", {})
+        bound = {name: sourced.get(name) or Resolved(value, "default") for name, value in default.bound.items()}
+        return dict(resolved), literal, dict(default.templates), bound
     fields = {}
     for name, getter in _GETTERS.items():
         method = getattr(profile, getter, None)
@@ -161,7 +164,7 @@ def merge_profiles(profiles: Sequence[Profile], profile_id: Any = None) -> Profi
     resolved: dict[str, Resolved] = {}
     literal: set[str] = set()
     templates: dict[str, Any] = {}
-    variables: dict[str, Any] = {}
+    variables: dict[str, Resolved] = {}
     for profile in profiles:
         fields, data_fields, own_templates, bound = _parts(profile)
         for name in PROFILE_FIELDS:
@@ -186,16 +189,17 @@ def merge_profiles(profiles: Sequence[Profile], profile_id: Any = None) -> Profi
         name=resolved["name"].value,
         role=resolved["role"].value,
         templates=templates,
-        variables=variables,
+        # a secret variable's value stays out of the persona; it comes in below, still a secret
+        variables={key: item.value for key, item in variables.items() if not item.secret},
         tools=tools,
         requires_resources=requires,
         allow_secrets=allowed,
     )
     profile_id = first_id if first_id is not None else profile_id
-    made = build_profile(config, profile_id, resolved, template_roots=roots, literal=literal)
+    made = build_profile(config, profile_id, resolved, template_roots=roots, literal=literal, variables=variables)
     # what turns prompts into messages and requests comes whole from the first profile that has it
     carried: dict[str, Any] = {}
-    for name in ("inputs", "settings", "settings_extra", "roles"):
+    for name in ("inputs", "settings", "settings_extra", "roles", "metadata"):
         found = next((getattr(p, name) for p in profiles if getattr(p, name, None)), None)
         if found:
             carried[name] = found

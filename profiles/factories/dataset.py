@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..buckets import stable_bucket
-from ..config import kind_typos
+from ..config import FILLED_VARIABLES, kind_typos
 from ..context import Context, Resolved
 from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, ProfilesError, RenderError, RowIssue
-from ..fields import LIST_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
+from ..fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from ..profile import build_profile
 from ..profile_config import ProfileConfig
 from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields, resolve_variables
@@ -104,8 +104,12 @@ def _check_entry(key: Any, value: Any) -> ConfigIssue | None:
     if not isinstance(key, str):
         return ConfigIssue("a field name must be text", where)
     if key.startswith(VARIABLE_PREFIX):
-        if not key[len(VARIABLE_PREFIX) :].isidentifier():
+        name = key[len(VARIABLE_PREFIX) :]
+        if not name.isidentifier():
             return ConfigIssue("a variable name must be an identifier, e.g. variables.company", where)
+        if name in PROFILE_FIELDS or name in FILLED_VARIABLES:  # what a persona file refuses under variables:
+            instead = f"map the column to {name} itself" if name in PROFILE_FIELDS else "rename the variable"
+            return ConfigIssue(f"{name!r} cannot be a variable's name, as in a persona file; {instead}", where)
     elif key not in MAPPABLE_FIELDS:
         close = difflib.get_close_matches(key, MAPPABLE_FIELDS, n=1)
         hint = (

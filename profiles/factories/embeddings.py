@@ -31,6 +31,9 @@ class EmbeddingClient(ChatClient):
     root (``http://localhost:8000/v1``), to which ``/embeddings`` is added.
     """
 
+    #: 256 vectors of a few thousand numbers each, as JSON, fit with room to spare.
+    max_body_bytes = 200_000_000
+
     def __init__(self, base_url: str, model: str, **options: Any) -> None:
         super().__init__(base_url, model, **options)
         root = self.base_url.removesuffix("/chat/completions")

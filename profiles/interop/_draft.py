@@ -34,6 +34,10 @@ RESTORED_FIELDS = (
     "retry_constraints", "variables", "samples", "metadata",
 )
 
+#: Fields an export keeps in the format's free-form metadata only where the format's own fields
+#: (Prompty's and Agent Spec's outputs and tools) cannot hold them exactly; read back, they win.
+EXACT_FIELDS = ("output_schema", "tools")
+
 _ENV_REFERENCE = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_.\-]*)(?::(.*))?\}$", re.S)
 
 
@@ -152,6 +156,10 @@ class Draft:
     namer: Namer = field(default_factory=Namer)
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     samples: dict[str, Any] = field(default_factory=dict)
+    #: Fields read back whole from `metadata.agent_profiles`, which the format's own fields do not replace.
+    pinned: set[str] = field(default_factory=set)
+    #: The file a field came from where it is not `file` (a prompt folder's config.json).
+    files: dict[str, str] = field(default_factory=dict)
 
     # recording ---------------------------------------------------------------------------------
     def note(self, kind: str, message: str, line: int | None = None, *, file: str | None = None) -> None:
@@ -159,7 +167,7 @@ class Draft:
 
     def set(self, name: str, value: Any, line: int | None = None) -> None:
         """Set persona field `name`, remembering the source line it came from."""
-        if value is None or value == "" or value == {} or value == []:
+        if value is None or value == "" or value == {} or value == [] or name in self.pinned:
             return
         self.fields[name] = value
         if line is not None:
@@ -242,7 +250,11 @@ class Draft:
             self.drop("metadata.agent_profiles", "it is not a mapping of persona fields", line)
             return
         for key, value in block.items():
-            if key not in RESTORED_FIELDS:
+            if key in EXACT_FIELDS and value:
+                self.pinned.discard(key)
+                self.set(key, value, line)
+                self.pinned.add(key)
+            elif key not in RESTORED_FIELDS:
                 self.drop(f"metadata.agent_profiles.{key}", "only plain persona fields are read back from metadata",
                           line)
             elif key == "metadata" and isinstance(value, Mapping):
@@ -322,7 +334,7 @@ class Draft:
         from ..profile_config import ProfileConfig
 
         data = self.data()
-        lines = {(name,): (self.file, line) for name, line in self.lines.items()}
+        lines = {(name,): (self.files.get(name, self.file), line) for name, line in self.lines.items()}
         origin = f"import:{self.format}:{self.file}"
         if self.derived:
             origin += " (derived: " + ", ".join(sorted(self.derived)) + ")"
@@ -334,7 +346,7 @@ class Draft:
             issues = [
                 ConfigIssue(
                     f"as a persona, {issue}" if not issue.file else f"as a persona ({issue}): check the source",
-                    file=self.file,
+                    file=self.files.get(str(issue.loc[0]), self.file) if issue.loc else self.file,
                     line=self.lines.get(str(issue.loc[0])) if issue.loc else None,
                 )
                 for issue in exc.issues
@@ -343,7 +355,9 @@ class Draft:
         return ImportedPersona(stem, data, config, list(self.notes))
 
 
-_SECRET_WORDS = frozenset({"apikey", "secret", "password", "passwd", "credential", "credentials", "token"})
+_SECRET_WORDS = frozenset({"apikey", "secret", "password", "passwd", "passphrase", "credential", "credentials", "token",
+                           # HTTP headers that carry one: `Authorization: Bearer sk-…`, a session cookie
+                           "authorization", "cookie"})
 
 #: Words that make a following `key` a credential: `api_key`, `accessKey`, …
 _KEY_OWNERS = frozenset({"api", "access", "private", "secret", "auth", "client", "subscription", "account", "master"})

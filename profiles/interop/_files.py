@@ -263,7 +263,9 @@ def split_front_matter(text: str, file: str) -> tuple[str, str, int]:
         raise ConfigError(ConfigIssue("expected YAML front matter starting with a '---' line", file=file, line=1))
     for index in range(1, len(lines)):
         if lines[index].strip() == "---":
-            return "".join(lines[1:index]), "".join(lines[index + 1 :]), index + 2
+            # Windows line ends (\r\n, as an editor there saves the file) read as Prompty reads them: lines
+            body = "".join(lines[index + 1 :]).replace("\r\n", "\n").replace("\r", "\n")
+            return "".join(lines[1:index]), body, index + 2
     raise ConfigError(
         ConfigIssue("the front matter has no closing '---' line; end it before the template", file=file, line=1)
     )

@@ -212,6 +212,9 @@ MANY = False
 #: ADK has no default values: a variable's default is written into the instruction.
 INLINE_DEFAULTS = True
 
+#: ADK's `{name?}` is empty where the state lacks the key: an optional input with an empty default.
+OPTIONAL_PLACEHOLDERS = True
+
 #: Agent keys written back from `metadata.adk`: plain settings, no code.
 SAFE_KEYS = ("include_contents", "disallow_transfer_to_parent", "disallow_transfer_to_peers", "output_key")
 
@@ -242,16 +245,23 @@ def _adk_text(item: Any, pieces: list[Any], where: str) -> str:
 
 def write(prepared: list[Any], **options: Any) -> dict[str, str]:
     """One `root_agent.yaml` (an `LlmAgent` config) for the prepared persona."""
-    import re
 
     from ..errors import ExportError
     from ._files import dump_yaml
 
     (item,) = prepared
     native = item.native
-    name = item.identifier(slug(str(item.value("name") or "agent")))
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or name == "user":
+    persona_name = item.plain("name")
+    own = persona_name if isinstance(persona_name, str) and persona_name.isidentifier() else None
+    name = item.identifier(own or slug(str(persona_name or "agent")))
+    if not name.isidentifier() or name == "user":  # what ADK's agent name takes
         name = slug(name)
+    if item.secret("name"):
+        item.note("converted", f"the name is a secret, so the agent is named {name!r}; the instruction reads the name "
+                  "from session state")
+    elif persona_name and name != persona_name and not item.same_format:
+        item.note("converted", f"the name {persona_name!r} is written as the agent name {name!r}: ADK takes an "
+                  "identifier (letters, digits, _) there; the instruction keeps the name")
     agent: dict[str, Any] = {"agent_class": "LlmAgent", "name": name}
     model = item.profile.resolved.get("model")
     if model is not None and model.value:
@@ -260,7 +270,11 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         agent["model"] = model.value
     goal = item.profile.resolved.get("goal")
     if goal is not None and goal.value and not goal.secret:
-        agent["description"] = _adk_text(item, item.field_pieces("goal", inline_defaults=True), "goal")
+        # ADK fills session state into instructions only: the description is sent as written, braces and all
+        agent["description"] = "".join(
+            "{" + item.source_name(piece.name) + "}" if isinstance(piece, Var) else piece
+            for piece in item.field_pieces("goal", inline_defaults=True)
+        ).strip()
     system = [message for message in item.messages if message.kind and message.role in ("system", "developer")]
     kinds = [message.kind for message in system]
     if "instruction" in kinds and kinds[0] == "system" and len(kinds) == 2:

@@ -120,12 +120,8 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
               source.line("system_prompt"))
     outputs = _properties(source, data.get("outputs"), "outputs")
     if outputs:
-        properties = {title: {k: v for k, v in spec.items() if k in ("type", "description", "enum", "items",
-                                                                       "properties")}
-                      for title, spec in outputs.items()}
-        schema = {"type": "object", "properties": properties, "required": list(properties),
-                  "additionalProperties": False}
-        draft.set("output_schema", {"name": slug(str(draft.fields["name"])), "schema": schema}, source.line("outputs"))
+        draft.set("output_schema", {"name": slug(str(draft.fields["name"])), "schema": _outputs_schema(outputs)},
+                  source.line("outputs"))
     llm = _resolve(source, data.get("llm_config"), referenced, ("llm_config",))
     if llm is not None:
         _llm(draft, source, llm)
@@ -145,15 +141,34 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
     return draft
 
 
+def _outputs_schema(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The JSON Schema an Agent's outputs (by title) make."""
+    properties = {title: {k: v for k, v in spec.items() if k in ("type", "description", "enum", "items", "properties")}
+                  for title, spec in outputs.items()}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _tool_spec(name: Any, description: Any, properties: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The tool spec a tool component with these input properties makes."""
+    return {"name": name, "description": description or "",
+            "parameters": {"type": "object", "properties": properties, "required": list(properties)}}
+
+
 def _properties(source: Source, value: Any, key: str) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
     if not isinstance(value, list):
         raise ConfigError(source.issue(f"{key} must be a list of properties with a title", key))
-    found: dict[str, dict[str, Any]] = {}
     for index, item in enumerate(value):
         if not isinstance(item, dict) or not isinstance(item.get("title"), str):
             raise ConfigError(source.issue("each property needs a title", key, index))
+    return _specs(value, key)
+
+
+def _specs(value: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+    """Properties by title, as a persona takes them (`key` is inputs or outputs)."""
+    found: dict[str, dict[str, Any]] = {}
+    for item in value:
         spec: dict[str, Any] = {}
         if item.get("type") in _TYPES:
             spec["type"] = item["type"]
@@ -201,9 +216,7 @@ def _tools(draft: Draft, source: Source, tools: Any, referenced: dict[str, Any])
             draft.drop(f"tool {name!r}", f"a {kind} is not a function the model calls (a toolbox, MCP server or "
                        "built-in); configure it in the runtime", line, kind="code")
             continue
-        properties = _properties(source, tool.get("inputs"), "inputs")
-        schema = {"type": "object", "properties": properties, "required": list(properties)}
-        specs.append({"name": name, "description": tool.get("description") or "", "parameters": schema})
+        specs.append(_tool_spec(name, tool.get("description"), _properties(source, tool.get("inputs"), "inputs")))
         if kind == "ClientTool":
             draft.keep(f"tools.{name}.component_type", kind, line)
         if kind == "RemoteTool":
@@ -292,9 +305,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
     agent["description"] = item.plain("goal") if goal is not None and goal.value and not goal.secret else None
     metadata: dict[str, Any] = dict(native.get("metadata") or {})
     home = item.home(("goal",))
-    if home:
-        metadata["agent_profiles"] = home
-    agent["metadata"] = metadata
+    agent["metadata"] = metadata  # agent_profiles added below, once outputs and tools are written
     agent["inputs"] = inputs
     outputs = []
     output = item.profile.output_schema
@@ -304,7 +315,8 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
         if isinstance(properties, dict) and properties:
             outputs = [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)]
         else:
-            item.note("dropped", "the output schema is not an object of properties; Agent Spec outputs cannot hold it")
+            item.note("converted", "the output schema is not an object of properties, which Agent Spec outputs "
+                      "cannot hold; it is kept under metadata.agent_profiles, which an import reads back")
     agent["outputs"] = outputs
     agent["llm_config"] = _llm_config(item, agent_id, base_url)
     agent["system_prompt"] = system_prompt
@@ -323,6 +335,12 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
             "outputs": [],
         })
     agent["tools"] = tools
+    again = {"name": slug(agent["name"]), "schema": _outputs_schema(_specs(outputs, "outputs"))} if outputs else None
+    item.keep_exact(home, output_schema=again,
+                    tools=[_tool_spec(tool["name"], tool["description"], _specs(tool["inputs"], "inputs"))
+                           for tool in tools])
+    if home:
+        metadata["agent_profiles"] = home
     for key in SAFE_AGENT_KEYS:
         if key in native:
             agent[key] = native[key]

@@ -34,10 +34,14 @@ CODE_AGENT_KEYS = frozenset({
     "mcps", "apps", "from_repository", "a2a", "skills", "memory", "agent_executor", "tools_handler",
 })
 
-#: Task keys that name Python code: output classes, callbacks, guardrail functions, tools.
+#: Task keys that name Python code: output classes, callbacks, tools. (A guardrail in YAML is text:
+#: CrewAI hands the string to the task, which has an LLM check the output against it.)
 CODE_TASK_KEYS = frozenset({
-    "tools", "callback", "callbacks", "output_json", "output_pydantic", "converter_cls", "guardrail", "guardrails",
+    "tools", "callback", "callbacks", "output_json", "output_pydantic", "converter_cls",
 })
+
+#: Task keys holding a guardrail: a text, or a list of texts, that an LLM checks the output against.
+GUARDRAIL_KEYS = ("guardrail", "guardrails")
 
 #: Agent switches an export writes back from `metadata.crewai`: plain settings that run no code.
 SAFE_AGENT_KEYS = (
@@ -47,7 +51,8 @@ SAFE_AGENT_KEYS = (
 )
 
 #: Task keys an export writes back.
-SAFE_TASK_KEYS = ("context", "output_file", "create_directory", "markdown", "async_execution", "human_input", "name")
+SAFE_TASK_KEYS = ("context", "output_file", "create_directory", "markdown", "async_execution", "human_input", "name",
+                  "guardrail", "guardrails", "guardrail_max_retries")
 
 _TEXT_KEYS = {"role": "role", "goal": "goal", "backstory": "desc"}
 
@@ -173,6 +178,11 @@ def _agent(
             if key in CODE_TASK_KEYS:
                 draft.notes.append(Note("code", f"task {task_id!r} {key} dropped: it names Python code of the crew "
                                         "class", tasks_source.file, line))
+            elif key in GUARDRAIL_KEYS and not (isinstance(value, str) or (
+                    isinstance(value, list) and all(isinstance(entry, str) for entry in value))):
+                draft.notes.append(Note("dropped", f"task {task_id!r} {key} dropped: a guardrail in tasks.yaml is a "
+                                        "text (or a list of texts) the output is checked against",
+                                        tasks_source.file, line))
             else:
                 kept[key] = value
                 draft.note("metadata", f"task {task_id!r} {key} kept as metadata.crewai.tasks.{task_id}.{key}", line,
@@ -284,7 +294,7 @@ def write(prepared: list[Any]) -> dict[str, str]:
             goal = f"Help the user as {role}."
             item.note("converted", "the persona has no goal; CrewAI needs one, so one was written from the role")
         if not backstory:
-            backstory = f"You are {name}."
+            backstory = f"You are {_crewai_text(item, item.field_pieces('name', inline_defaults=True), 'name')}."
             item.note("converted", "the persona has no desc; CrewAI needs a backstory, so one was written from the "
                       "name")
         spec: dict[str, Any] = {"role": role, "goal": goal, "backstory": backstory}
@@ -312,6 +322,12 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 item.note("dropped", f"metadata.crewai.{key} not written: it is not a plain agent setting")
         if item.profile.tools:
             item.note("dropped", "tools not written: CrewAI names @tool methods of the crew class; add them in code")
+        own = [message.kind for message in item.messages
+               if message.kind and message.role in ("system", "developer") and message.kind in item.profile.templates]
+        if own:
+            item.note("dropped", f"the {', '.join(own)} prompt's own template is not written: CrewAI builds the "
+                      "agent's system prompt from role, goal and backstory; move its text into desc or "
+                      "expand_prompt to keep it")
         agents[agent_id] = spec
         native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
         if native_tasks:
@@ -322,7 +338,7 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 if message is None:
                     item.note("dropped", f"task {task_id!r}: the persona has no prompt kind {kind!r}")
                     continue
-                tasks[task_id] = _task(item, message.pieces, agent_id, meta)
+                tasks[task_id] = _task(item, task_id, message.pieces, agent_id, meta)
         else:
             user = item.text("user") or [Var("question")]
             description = _crewai_text(item, user, "the user prompt")
@@ -336,7 +352,7 @@ def write(prepared: list[Any]) -> dict[str, str]:
     return {"agents.yaml": header + dump_yaml(agents), "tasks.yaml": header + dump_yaml(tasks)}
 
 
-def _task(item: Any, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+def _task(item: Any, task_id: str, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -> dict[str, Any]:
     description: list[Piece] = []
     expected: list[Piece] = []
     target = description
@@ -354,6 +370,9 @@ def _task(item: Any, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -
         "expected_output": _crewai_text(item, expected, "a task's expected output") or "A complete answer.",
         "agent": agent_id,
     }
+    for key in meta:
+        if key not in SAFE_TASK_KEYS and key != "kind":
+            item.note("dropped", f"metadata.crewai.tasks.{task_id}.{key} not written: it is not a plain task setting")
     for key in SAFE_TASK_KEYS:
         if key not in meta:
             continue

@@ -30,6 +30,13 @@ __all__ = ["Exportable", "Message", "Placeholder", "export_files", "prepare"]
 _MISSING: Any = object()
 
 
+def json_copy(value: Any) -> Any:
+    """A plain JSON copy (dicts and lists) of a mapping that may be read-only."""
+    import json
+
+    return json.loads(json.dumps(value))
+
+
 @dataclass
 class Exportable:
     """A persona ready to be written in another format: its profile, prompts and placeholders."""
@@ -73,12 +80,17 @@ class Exportable:
         value = self.imported.get("id")
         return str(value) if self.same_format and isinstance(value, str) and value else fallback
 
+    def secret(self, name: str) -> bool:
+        item = self.profile.resolved.get(name)
+        return item is not None and item.secret
+
     def value(self, name: str) -> Any:
-        return self.profile.values.get(name)
+        """A field's value; None for a secret, which no id, file name or message may be made from."""
+        return None if self.secret(name) else self.profile.values.get(name)
 
     def plain(self, name: str) -> Any:
-        """A text field as plain text for a format's plain field (a description): escapes undone."""
-        value = self.profile.values.get(name)
+        """A text field as plain text for a format's plain field (a description): escapes undone; None for a secret."""
+        value = self.value(name)
         if not isinstance(value, str) or "{" not in value:
             return value
         try:
@@ -113,6 +125,35 @@ class Exportable:
             if value not in (None, {}, [], ()):
                 block[name] = value
         return block
+
+    def keep_exact(self, home: dict[str, Any], *, output_schema: Any = _MISSING, tools: Any = _MISSING) -> None:
+        """Keep the output schema and tools whole in `home` where the file's own fields lose part of them.
+
+        `output_schema` ({name, schema}) and `tools` (a list of tool mappings) are what an import of
+        the written outputs and tools gives back; where that differs from the persona's (a nested
+        property, a minimum, a parameter that is not required), the persona's are kept in `home`,
+        and an import puts them back in place of the format's.
+        """
+        from ..output_schema import openai_strict_problems
+
+        output = self.profile.output_schema
+        if output_schema is not _MISSING and output is not None:
+            exact: dict[str, Any] = {"name": output.name, "schema": output.as_dict(), "strict": output.strict}
+            if output.description:
+                exact["description"] = output.description
+            again = dict(output_schema or {})
+            if again.get("schema") is not None:
+                again.setdefault("strict", not openai_strict_problems(again["schema"]))
+            if again != exact:
+                home["output_schema"] = exact
+        if tools is not _MISSING and self.profile.tools:
+            listed = [
+                {"name": tool.name, "description": tool.description, "parameters": json_copy(tool.parameters),
+                 **({} if tool.strict is None else {"strict": tool.strict})}
+                for tool in self.profile.tools
+            ]
+            if list(tools or ()) != listed:
+                home["tools"] = listed
 
     def _written(self, name: str) -> Any:
         """A field as the persona file has it (a dynamic field's default, never a provider's secret)."""
@@ -182,7 +223,8 @@ class Exportable:
 
     @property
     def label(self) -> str:
-        return self.config.source_file or f"persona {self.value('name')!r}"
+        name = self.value("name")
+        return self.config.source_file or (f"persona {name!r}" if name is not None else "the persona")
 
 
 def prepare(
@@ -193,12 +235,14 @@ def prepare(
     language: str | None = None,
     model: str | None = None,
     inline_defaults: bool = False,
+    optional_stay: bool = False,
     verbatim: Callable[[Exportable, str, str], str | None] | None = None,
 ) -> Exportable:
     """Render a persona's prompts for `format`, with markers where the caller's values go.
 
     `persona` is a persona file or a `ProfileConfig`. `inline_defaults` writes the value of a
-    variable with a default into the text (for formats without defaults). `verbatim`, for a
+    variable with a default into the text (for formats without defaults); `optional_stay` keeps
+    an optional input whose default is empty a placeholder even so (ADK's `{name?}`). `verbatim`, for a
     format that renders Jinja itself, returns a kind's own template as that format takes it
     (or None): such a kind is written as its template, not rendered.
 
@@ -217,7 +261,8 @@ def prepare(
     profile = config.create_profile(deployment=deployment, language=language, model=model)
     kinds = [slot.kind for slot in profile.layout if slot.kind]
     others = [kind for kind in profile.templates if kind not in kinds]
-    placeholders = holes_of(profile, [*kinds, *others], {}, keep_defaults=not inline_defaults, optional_stay=True)
+    placeholders = holes_of(profile, [*kinds, *others], {}, keep_defaults=not inline_defaults,
+                            optional_stay=optional_stay)
     exportable = Exportable(config, profile, format, placeholders, [])
     written: dict[str, str] = {}
     if verbatim is not None:
@@ -297,13 +342,16 @@ def write(
         raise ExportError(f"unknown export format {format!r}; the formats are {', '.join(EXPORT_FORMATS)}")
     module = import_module(f".{IMPORT_FORMATS[format]}", __package__)
     personas = list(persona) if isinstance(persona, (list, tuple)) else [persona]
+    if not personas:
+        raise ExportError(f"no persona to export: give {format} a persona file or ProfileConfig (a list of them for "
+                          "a CrewAI crew)")
     if len(personas) != 1 and not getattr(module, "MANY", False):
         raise ExportError(f"{format} writes one persona per file; export them one at a time")
     inline = getattr(module, "INLINE_DEFAULTS", False)
     verbatim = getattr(module, "verbatim", None)
     prepared = [
         prepare(item, format, deployment=deployment, language=language, model=model, inline_defaults=inline,
-                verbatim=verbatim)
+                optional_stay=getattr(module, "OPTIONAL_PLACEHOLDERS", False), verbatim=verbatim)
         for item in personas
     ]
     files = module.write(prepared, **options)

@@ -162,8 +162,10 @@ def holes_of(profile: Any, kinds: Iterable[str], given: Mapping[str, Any], *, ke
     The question, declared inputs and variables nothing gives are holes; fields, the library's
     own variables and what `given` holds are not. A variable with a default is a hole (with its
     default) when `keep_defaults`, else its default is rendered in, except for an optional input
-    when `optional_stay`. A secret a prompt reads is a hole too: every one for a file, or with
-    `allowed_secrets` only those the persona does not let into prompts (the others render in).
+    whose default is empty when `optional_stay` (ADK's `{name?}` puts nothing where it is missing,
+    which is what such a default renders; any other default is rendered in). A secret a prompt
+    reads is a hole too: every one for a file, or with `allowed_secrets` only those the persona
+    does not let into prompts (the others render in).
     """
     used: set[str] = set()
     for kind in kinds:
@@ -180,7 +182,8 @@ def holes_of(profile: Any, kinds: Iterable[str], given: Mapping[str, Any], *, ke
         if name in secret:
             found[name] = Placeholder(name, None, secret=profile.resolved[name])
         elif name in profile.bound:
-            if keep_defaults or (optional_stay and spec is not None and not spec.required):
+            if keep_defaults or (optional_stay and spec is not None and not spec.required
+                                 and profile.bound[name] in ("", None)):
                 found[name] = Placeholder(name, spec, profile.bound[name])
         elif name not in profile.values:
             found[name] = Placeholder(name, spec)

@@ -354,7 +354,7 @@ def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
         line = front.line(*where, option)
         if option == model_key:
             continue
-        if option == "type" and setting in _PROVIDERS:
+        if option == "type" and isinstance(setting, str) and setting in _PROVIDERS:
             draft.keep("model.provider", _PROVIDERS[setting], line)
         elif option in ("azure_endpoint", "base_url", "endpoint"):
             connection["endpoint"] = setting
@@ -369,15 +369,22 @@ def _configuration(draft: Draft, front: Source, value: dict[str, Any]) -> None:
 
 
 def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
+    schema = _outputs_schema(outputs)
+    if schema is not None:
+        draft.set("output_schema", {"name": slug(draft.id), "schema": schema}, front.line("outputs"))
+
+
+def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
+    """The JSON Schema Prompty `outputs` make; None for none."""
     if outputs is None:
-        return
+        return None
     entries: list[tuple[str, Any]] = []
     if isinstance(outputs, list):
         entries = [(str(item.get("name")), item) for item in outputs if isinstance(item, dict)]
     elif isinstance(outputs, dict):
         entries = [(str(key), item) for key, item in outputs.items()]
     if not entries:
-        return
+        return None
     properties: dict[str, Any] = {}
     for name, item in entries:
         prop: dict[str, Any] = {}
@@ -389,8 +396,7 @@ def _outputs(draft: Draft, front: Source, outputs: Any) -> None:
         if isinstance(item, dict) and item.get("enumValues"):
             prop["enum"] = item["enumValues"]
         properties[name] = prop
-    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-    draft.set("output_schema", {"name": slug(draft.id), "schema": schema}, front.line("outputs"))
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _json_type(kind: Any) -> dict[str, Any]:
@@ -411,34 +417,47 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
             draft.drop(f"tool {item.get('name')!r}", f"a {item.get('kind')} tool is a service or code, not a "
                        "function the model calls; configure it in the agent's framework", line, kind="code")
             continue
-        properties: dict[str, Any] = {}
-        required = []
-        parameters = item.get("parameters") or []
-        if isinstance(parameters, dict) and "properties" in parameters:
-            schema = dict(parameters)
-        else:
-            items = parameters if isinstance(parameters, list) else [
-                {"name": key, **(spec if isinstance(spec, dict) else {})} for key, spec in dict(parameters).items()
-            ]
-            for parameter in items:
-                prop = _json_type(parameter.get("kind", parameter.get("type")))
-                if parameter.get("description"):
-                    prop["description"] = parameter["description"]
-                if parameter.get("enumValues"):
-                    prop["enum"] = parameter["enumValues"]
-                properties[str(parameter.get("name"))] = prop
-                if parameter.get("required", True):
-                    required.append(str(parameter.get("name")))
-            schema = {"type": "object", "properties": properties, "required": required}
-        tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
-                                "parameters": schema}
-        if "strict" in item:
-            tool["strict"] = item["strict"]
+        parameters = item.get("parameters")
+        if not (parameters is None or isinstance(parameters, dict) or (
+                isinstance(parameters, list) and all(isinstance(entry, dict) for entry in parameters))):
+            raise ConfigError(front.issue(
+                f"tool {item.get('name')!r}: parameters must be a list of properties (each a mapping with a name "
+                "and a kind), a mapping of name to property, or a JSON Schema object", "tools", index, "parameters"))
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
-        tools.append(tool)
+        tools.append(_function_tool(item))
     if tools:
         draft.set("tools", tools, front.line("tools"))
+
+
+def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
+    """The tool spec a Prompty function tool makes."""
+    properties: dict[str, Any] = {}
+    required = []
+    parameters = item.get("parameters") or []
+    if isinstance(parameters, dict) and "properties" in parameters:
+        schema = dict(parameters)
+    else:
+        items = parameters if isinstance(parameters, list) else [
+            {"name": key, **(spec if isinstance(spec, dict) else {})} for key, spec in dict(parameters).items()
+        ]
+        for parameter in items:
+            prop = _json_type(parameter.get("kind", parameter.get("type")))
+            if parameter.get("description"):
+                prop["description"] = parameter["description"]
+            if parameter.get("enumValues"):
+                prop["enum"] = parameter["enumValues"]
+            properties[str(parameter.get("name"))] = prop
+            if parameter.get("required", True):
+                required.append(str(parameter.get("name")))
+        schema = {"type": "object", "properties": properties, "required": required}
+        if item.get("strict") is True:  # what strict mode needs of every object, as Prompty sends it
+            schema["additionalProperties"] = False
+    tool: dict[str, Any] = {"name": item.get("name"), "description": item.get("description") or "",
+                            "parameters": schema}
+    if "strict" in item:
+        tool["strict"] = item["strict"]
+    return tool
 
 
 def _openai_tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...]) -> None:
@@ -530,7 +549,7 @@ def _body(
         mapping = namer.all(list(dict.fromkeys([*inputs, *names_seen])))
         renames = {old: new for old, new in mapping.items() if old != new}
         for role, text, line in converted:
-            jinja_texts.append((role, rename_jinja(text, renames), line))
+            jinja_texts.append((role, _sandbox_whitespace(rename_jinja(text, renames)), line))
     for new, old in namer.renamed.items():
         draft.note("renamed", f"the variable {old!r} is now {new!r}: {old!r} names a persona field or is no usable "
                    "variable name; an export writes it back as it was")
@@ -613,7 +632,57 @@ def verbatim(item: Any, kind: str, source: str) -> str | None:
     if not names <= set(item.placeholders) or any(item.placeholders[name].secret for name in names):
         return None
     renames = {name: item.source_name(name) for name in names if item.source_name(name) != name}
-    return rename_jinja(source, renames)
+    try:
+        return rename_jinja(_stock_whitespace(source), renames)
+    except jinja2.TemplateSyntaxError:
+        return None
+
+
+def _sandbox_whitespace(source: str) -> str:
+    """A Prompty template (stock Jinja, whose blocks keep the whitespace around them) written so this
+    project's sandbox, which has `trim_blocks` and `lstrip_blocks` on, renders the same text.
+
+    A block or comment tag on a line of its own gets Jinja's `+` where either setting would act: `{%+`
+    keeps the indentation before it, `+%}` the newline after it. A tag with `-` or `+` already is left.
+    """
+    import jinja2
+
+    out: list[str] = []
+    indented = False  # the current line so far is spaces or tabs, at least one
+    blank = True  # the current line so far holds nothing but spaces or tabs
+    tokens = list(jinja2.Environment().lex(source))
+    for index, (_, kind, value) in enumerate(tokens):
+        if kind in ("block_begin", "comment_begin") and value in ("{%", "{#") and indented:
+            value += "+"
+        elif kind in ("block_end", "comment_end") and value in ("%}", "#}") and index + 1 < len(tokens) and (
+                tokens[index + 1][2].startswith(("\n", "\r\n"))):
+            value = "+" + value
+        out.append(value)
+        if "\n" in value:
+            tail = value.rsplit("\n", 1)[-1]
+            blank, indented = not tail.strip(), bool(tail) and not tail.strip()
+        else:
+            blank = blank and not value.strip()
+            indented = blank and (indented or bool(value))
+    return "".join(out)
+
+
+def _stock_whitespace(source: str) -> str:
+    """`source` written out so stock Jinja (Prompty's, which keeps a trailing newline) renders the same
+    text as this project's sandbox, which has `trim_blocks` and `lstrip_blocks` on.
+
+    Jinja's own lexer, set as the sandbox is, already leaves out the indentation before a block tag
+    on a line of its own; the newline after a tag it keeps in the tag's end, and that is dropped here,
+    as is the last newline, which the sandbox does not keep either.
+    """
+    import jinja2
+
+    lexer = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    text = "".join(
+        re.sub(r"\r?\n$", "", value, count=1) if kind in ("block_end", "comment_end", "raw_end") else value
+        for _, kind, value in lexer.lex(source)
+    )
+    return re.sub(r"\r?\n$", "", text, count=1)
 
 
 def _jinja_text(item: Any, pieces: list[Any]) -> str:
@@ -642,6 +711,11 @@ def _reference(item: Any, name: str) -> Any:
         item.note("secret", f"{name} holds a secret ({resolved.source}) that is not an env reference; not written")
         return None
     return item.plain(name)
+
+
+#: A line Prompty's parser takes for the start of a message, as its own rule reads it (any case,
+#: an optional '#' before and [attributes] after the role), after the template is rendered.
+_BOUNDARY = re.compile(r"(?im)^[ \t]*#?[ \t]*(system|user|assistant|developer)(\[[^\]\n]*\])?[ \t]*:[ \t]*$")
 
 
 def _property(name: str, schema: Any) -> dict[str, Any]:
@@ -680,10 +754,7 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         front["description"] = description
     metadata: dict[str, Any] = dict(native.get("metadata") or {})
     home = item.home(("goal",))
-    if home:
-        metadata["agent_profiles"] = home
-    if metadata:
-        front["metadata"] = metadata
+    front["metadata"] = metadata  # filled below, and left out if it stays empty
     model: dict[str, Any] = {}
     model_value = _reference(item, "model")
     if model_value is not None:
@@ -756,7 +827,8 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         if isinstance(properties, dict) and properties:
             front["outputs"] = [_property(key, value) for key, value in properties.items()]
         else:
-            item.note("dropped", "the output schema is not an object of properties; Prompty outputs cannot hold it")
+            item.note("converted", "the output schema is not an object of properties, which Prompty outputs "
+                      "cannot hold; it is kept under metadata.agent_profiles, which an import reads back")
     if item.profile.tools:
         bindings = native.get("tools") if isinstance(native.get("tools"), dict) else {}
         tools = []
@@ -777,6 +849,13 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
                 entry["bindings"] = binding
             tools.append(entry)
         front["tools"] = tools
+    again = _outputs_schema(front.get("outputs"))
+    item.keep_exact(home, output_schema=None if again is None else {"name": slug(front["name"]), "schema": again},
+                    tools=[_function_tool(tool) for tool in front.get("tools", ())])
+    if home:
+        metadata["agent_profiles"] = home
+    if not metadata:
+        del front["metadata"]
     front["template"] = {"format": {"kind": "jinja2"}, "parser": {"kind": "prompty"}}
     sections: list[list[str]] = []
     pending_history = False
@@ -788,6 +867,13 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
                 pending_history = True
             continue
         text = message.written if message.written is not None else _jinja_text(item, message.pieces)
+        boundary = _BOUNDARY.search(text)
+        if boundary:
+            raise ExportError(
+                f"the {message.kind} prompt of {item.label} has the line {boundary.group().strip()!r}, which Prompty "
+                f"reads as the start of a new {boundary.group(1).lower()} message (it has no escape for it); reword "
+                "that line, e.g. with the text on the same line after the colon"
+            )
         lines = [f"{message.role}:"]
         if pending_history:
             lines.append("{{" + str(history_name) + "}}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,11 @@ _HANDLEBARS_HISTORY = re.compile(
     r"\{\{\s*(?:this\.)?content\s*\}\}\s*</message>\s*\{\{/each\}\}"
 )
 _FORMATS = ("semantic-kernel", "handlebars", "jinja2")
+
+#: Execution-setting names SK uses for a persona's model setting: .NET's OpenAI settings write the
+#: stop strings as `stop_sequences`, and Python's model as `ai_model_id` (.NET's `model_id`).
+_SETTING_ALIASES = {"stop_sequences": "stop"}
+_MODEL_KEYS = ("model_id", "ai_model_id")
 _ROLES = ("system", "developer", "user", "assistant")
 
 
@@ -82,9 +88,21 @@ def _folder(folder: Path, plugin: str) -> Any:
     else:
         config = Source({}, str(config_path), config_path, lambda where: None)
     data = {"name": folder.name, **config.data, "template": template}
-    draft_source = Source(data, str(prompt_path), prompt_path, config.locate)
+    draft_source = _FolderSource(data, str(prompt_path), prompt_path, config.locate, config.file)
     persona = _prompt(draft_source, data, "template", plugin=plugin, config_file=config.file)
     return persona
+
+
+@dataclass
+class _FolderSource(Source):
+    """A prompt folder as one source: the template is skprompt.txt, every other key config.json's."""
+
+    config_file: str = ""
+
+    def issue(self, message: str, *where: Any) -> ConfigIssue:
+        if where and where[0] != "template":
+            return ConfigIssue(message, file=self.config_file, line=self.line(*where))
+        return super().issue(message, *where)
 
 
 def _text(source: Source, value: Any, *where: Any) -> str:
@@ -134,6 +152,9 @@ def _prompt(source: Source, data: dict[str, Any], key: str, *, plugin: str | Non
         inputs.pop(history, None)
     _finish_inputs(draft, inputs, converted)
     draft.layout([(role, text, line) for role, text in converted], history_after)
+    if isinstance(source, _FolderSource):  # what the persona took from config.json is named there
+        draft.files.update({name: source.config_file for name in ("goal", "model", "model_settings", "inputs",
+                                                                   "output_schema", "samples", "metadata")})
     return draft.finish(slug(str(data.get("name") or source.path.stem)))
 
 
@@ -186,7 +207,8 @@ def _agent(source: Source) -> Any:
                     draft.set_text("model", setting, option_line)
                 elif option == "options" and isinstance(setting, dict):
                     for setting_name, setting_value in setting.items():
-                        draft.setting(setting_name, setting_value, source.line("model", "options", setting_name),
+                        draft.setting(_SETTING_ALIASES.get(setting_name, setting_name), setting_value,
+                                      source.line("model", "options", setting_name),
                                       f"model.options.{setting_name}")
                 else:
                     draft.keep(f"model.{option}", setting, option_line,
@@ -267,10 +289,11 @@ def _execution_settings(draft: Draft, source: Source, value: Any) -> None:
             continue
         for name, setting in settings.items():
             setting_line = source.line("execution_settings", service, name)
-            if name == "model_id":
+            if name in _MODEL_KEYS:
                 draft.set_text("model", setting, setting_line)
             else:
-                draft.setting(name, setting, setting_line, f"execution_settings.{service}.{name}")
+                draft.setting(_SETTING_ALIASES.get(name, name), setting, setting_line,
+                              f"execution_settings.{service}.{name}")
 
 
 def _output(draft: Draft, source: Source, schema: Any, line: int | None) -> None:

@@ -48,14 +48,21 @@ __all__ = [
 def sentence(value: Any, end: str = ".") -> str:
     """End a text with exactly one full stop, so "Summarize." never renders "Summarize..".
 
-    Any of `.`, `。`, `!`, `?`, `！`, `？` already ending the text counts as an ending.
+    Any of `.`, `。`, `!`, `?`, `！`, `？`, `…` already ending the text counts as an ending, also
+    when closing quotes or brackets follow it (`Say "hi."`, `说“你好。”`, `(see above.)`).
     """
     text = "" if value is None else str(checked(value)).rstrip()
     if not text:
         return ""
-    if text[-1] in ".。!?！？":
+    stripped = text.rstrip(_CLOSERS)
+    if stripped and stripped[-1] in _ENDINGS:
         return text
     return text + end
+
+
+#: What ends a sentence, and what may close after its ending.
+_ENDINGS = frozenset(".。!?！？…")
+_CLOSERS = "\"'”’»)）]】」』"
 
 
 def bounded_filters(filters: dict[str, Any]) -> dict[str, Any]:

@@ -66,3 +66,16 @@ def test_profile_values_follow_the_persona_at_each_call(monkeypatch, configs):
     assert profile.get_name() == "Plato" and "You are Plato." in profile.format_system_prompt()
     zh = to_profile_config(configs / "analyst_zh.yaml").create_profile(prefer_prompt_language="en")
     assert zh.format_system_prompt().startswith("你是墨子。")  # the persona's own language wins
+
+
+def test_a_profile_made_already_is_used_as_it_is(configs):
+    """A profile (not a ProfileConfig) gives DB-GPT profiles that render it as made, whatever language the
+    agent asks for, instead of failing when DB-GPT first asks for one."""
+    from profiles import load_profile
+    from profiles.adapters.dbgpt import to_profile_config
+
+    made = load_profile(configs / "summarizer.yaml").create_profile(language="zh")
+    config = to_profile_config(made)
+    profile = config.factory.create_profile(0, prefer_prompt_language="en", prefer_model="gpt-4o")
+    assert profile.get_name() == made.get_name()
+    assert profile.format_system_prompt(question="Q") == made.format_system_prompt("Q")

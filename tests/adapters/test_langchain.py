@@ -108,3 +108,18 @@ def test_values_given_when_building_are_checked_against_inputs(configs):
     assert "'tier'" in str(caught.value) and "'free', 'pro', 'enterprise'" in str(caught.value)
     prompt = to_chat_prompt(configs / "triage.yaml", tier="pro")
     assert "Customer plan: pro" in prompt.invoke({"ticket": "x"}).to_messages()[-1].content
+
+
+def test_a_secret_field_a_template_tests_can_be_given_a_value_of_its_own(monkeypatch):
+    """The bundled system template tests `goal`, so a secret goal cannot stay an invoke variable; the
+    error says to pass goal=…, and doing so renders that value in, never the secret."""
+    monkeypatch.setenv("SUPPORT_GOAL_TOKEN", "tok-secret-goal-789")
+    (config,) = parse_profiles("name: Ada\nrole: Clerk\ngoal: {key: SUPPORT_GOAL_TOKEN, default: Help}\n")
+    with pytest.raises(AdapterError) as caught:
+        to_chat_prompt(config)
+    assert "pass goal=… to to_chat_prompt" in str(caught.value)
+    prompt = to_chat_prompt(config, goal="Answer billing questions")
+    assert prompt.input_variables == ["question"]
+    system = prompt.invoke({"question": "Hi"}).to_messages()[0]
+    assert "Your goal: Answer billing questions." in system.content
+    assert "tok-secret-goal-789" not in repr(prompt)

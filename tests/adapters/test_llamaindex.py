@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import pytest
 from llama_index.core.agent.workflow import ReActAgent
 from llama_index.core.base.llms.types import (
     ChatMessage,
@@ -106,3 +107,23 @@ def test_chat_messages_for_llm_chat(chat_server, configs):
     assert reply.message.content == "增长了 12%。"
     assert chat_server.requests[0]["messages"][-1]["content"].endswith("销售额增长了多少？")
     assert messages.provenance.language == "zh"
+
+
+def test_react_agent_fields_given_win_and_a_secret_role_is_no_description(monkeypatch):
+    """name and description given are the agent's, not a TypeError; without a goal the description is the
+    role, refused when it is a secret (never copied) with the argument that gives one instead."""
+    monkeypatch.setenv("ROLE_TOKEN", "tok-role-55")
+    persona = ProfileConfig(name="Ada", role="Analyst")
+    agent = to_react_agent(persona, llm=LocalChat(base_url="http://127.0.0.1:9"), name="Bot", description="Helps")
+    assert (agent.name, agent.description) == ("Bot", "Helps")
+    assert to_react_agent(persona, llm=LocalChat(base_url="http://127.0.0.1:9")).description == "Analyst"
+    from profiles import parse_profiles
+    from profiles.errors import SecretError
+
+    (hidden,) = parse_profiles("name: Ada\nrole: {key: ROLE_TOKEN}\n"
+                               "templates: {react: {inline: 'Use {{ tools }}, one of {{ tool_names }}'}}\n")
+    with pytest.raises(SecretError) as caught:
+        to_react_agent(hidden, llm=LocalChat(base_url="http://127.0.0.1:9"))
+    assert "pass description=…" in str(caught.value) and "tok-role-55" not in str(caught.value)
+    agent = to_react_agent(hidden, llm=LocalChat(base_url="http://127.0.0.1:9"), description="Helps")
+    assert "tok-role-55" not in repr(agent)

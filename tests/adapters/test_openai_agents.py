@@ -91,3 +91,55 @@ def test_a_deployment_and_secrets(monkeypatch, configs):
     with pytest.raises(SecretError) as caught:
         to_agent(persona, model="gpt-4o")
     assert "name" in str(caught.value)
+
+
+def test_an_output_schema_with_strict_false_is_sent_without_strict_mode(chat_server, write):
+    """strict: false in the persona is what the request says, though the schema would fit strict mode."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o-mini\noutput_schema:\n  strict: false\n  schema:\n"
+                 "    type: object\n    properties: {answer: {type: string}}\n    required: [answer]\n"
+                 "    additionalProperties: false\n")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(path, model=model)
+    chat_server.script('{"answer": "yes"}')
+    assert Runner.run_sync(agent, to_input(agent, "Is it?"), run_config=RUN).final_output == {"answer": "yes"}
+    (body,) = chat_server.requests
+    assert body["response_format"]["json_schema"]["strict"] is False
+    assert load_profile(path).create_profile().to_request("Is it?")["response_format"][
+        "json_schema"]["strict"] is False
+
+
+def test_agent_fields_given_win_over_the_personas(chat_server, configs, monkeypatch):
+    """name, instructions and model_settings given to to_agent are the Agent's, not a TypeError; a secret
+    name the persona keeps in says to pass name=…, and passing it works."""
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(configs / "triage.yaml", model=model, name="Bot", instructions="Be brief.",
+                     model_settings=ModelSettings(temperature=1.0))
+    assert agent.name == "Bot" and agent.model_settings == ModelSettings(temperature=1.0)
+    chat_server.script(FROM_SCHEMA)
+    Runner.run_sync(agent, to_input(agent, ticket="I was charged twice."), run_config=RUN)
+    (body,) = chat_server.requests
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."} and body["temperature"] == 1.0
+    monkeypatch.setenv("AGENT_TOKEN", "tok-agent-name-1")
+    persona, = parse_profiles("name: {key: AGENT_TOKEN, default: x}\nrole: B\nallow_secrets: [name]\n")
+    (hidden,) = parse_profiles("name: {key: AGENT_TOKEN, default: x}\nrole: B\ntemplates: {system: {inline: Hi}}\n")
+    with pytest.raises(SecretError) as caught:
+        to_agent(hidden, model="gpt-4o")
+    assert "pass name=… for the agent's name" in str(caught.value) and "tok-agent-name-1" not in str(caught.value)
+    assert to_agent(hidden, model="gpt-4o", name="Bot").name == "Bot"
+    assert to_agent(persona, model="gpt-4o").name == "tok-agent-name-1"  # allowed out
+
+
+def test_a_turns_input_does_not_render_the_instructions(chat_server, monkeypatch):
+    """to_input leaves the system prompt to the agent's instructions and never renders it: an agent given
+    instructions of its own in place of a secret the persona keeps in runs its turns."""
+    monkeypatch.setenv("AGENT_TOKEN", "tok-agent-name-2")
+    (hidden,) = parse_profiles("name: {key: AGENT_TOKEN, default: x}\nrole: B\n")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(hidden, model=model, name="Bot", instructions="Be brief.")
+    items = to_input(agent, "Is it?")
+    assert items == [{"role": "user", "content": "Question: Is it?"}]
+    chat_server.script("Yes.")
+    assert Runner.run_sync(agent, items, run_config=RUN).final_output == "Yes."
+    (body,) = chat_server.requests
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert "tok-agent-name-2" not in json.dumps(body)

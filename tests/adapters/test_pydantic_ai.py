@@ -59,3 +59,27 @@ def test_plain_text_persona_and_variables(chat_server, configs):
     assert "Searcher, Booker" in body["messages"][0]["content"] and "tools" not in body
     with pytest.raises(AdapterError):
         to_agent(configs / "planner.yaml", agents="x")  # names no model
+
+
+def test_native_output_keeps_strict_false(chat_server, write):
+    """strict: false in the persona is what the native structured output says, though the schema would fit."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o-mini\noutput_schema:\n  strict: false\n  schema:\n"
+                 "    type: object\n    properties: {answer: {type: string}}\n    required: [answer]\n"
+                 "    additionalProperties: false\n")
+    agent = to_agent(path, _model(chat_server), output_mode="native")
+    chat_server.script('{"answer": "yes"}')
+    assert agent.run_sync(user_prompt(agent, "Is it?")).output == {"answer": "yes"}
+    (body,) = chat_server.requests
+    assert body["response_format"]["json_schema"]["strict"] is False
+
+
+def test_agent_arguments_given_win_over_the_personas(chat_server, configs):
+    """name, instructions and model_settings given to to_agent are the Agent's, not a TypeError."""
+    agent = to_agent(configs / "triage.yaml", _model(chat_server), name="Bot", instructions="Be brief.",
+                     model_settings={"temperature": 1.0})
+    assert agent.name == "Bot"
+    triaged = {"category": "billing", "urgency": 4, "labels": [], "summary": "s"}
+    chat_server.script(ToolCall("final_result", triaged))
+    assert agent.run_sync(user_prompt(agent, ticket="x")).output == triaged
+    (body,) = chat_server.requests
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."} and body["temperature"] == 1.0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import logging
 import socket
 import threading
@@ -397,3 +399,72 @@ def test_missing_key_is_reported_on_401(chat_server, monkeypatch):
     with make_client(chat_server) as client, pytest.raises(ChatError, match=r"set \$OPENAI_API_KEY"):
         client.complete(ASK)
     assert "authorization" not in chat_server.headers[0]
+
+
+@contextlib.contextmanager
+def _sending(head: bytes, chunk: bytes, count: int, pause: float = 0.0):
+    """A server on 127.0.0.1 answering every POST with `head` (status line and headers), then `chunk`
+    `count` times, `pause` seconds apart: a download, a proxy gone wrong, or a server dripping bytes."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *_args):
+            pass
+
+        def do_POST(self):  # noqa: N802 - the name http.server calls
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.wfile.write(head)
+            try:
+                for _ in range(count):
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
+                    time.sleep(pause)
+            except OSError:  # the client stopped reading: what it should do
+                pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+OK_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+
+
+@pytest.mark.parametrize(
+    ("head", "says"),
+    [
+        (OK_HEAD + b"content-length: 9000000000\r\n\r\n", "a body of 9,000,000,000 bytes"),
+        (OK_HEAD + b"connection: close\r\n\r\n", "a body of over 20,000,000 bytes"),
+    ],
+)
+def test_a_body_too_big_for_an_answer_is_not_read_to_its_end(head, says):
+    """An endless body was read whole into memory, and never ended: it is refused once past the limit."""
+    with _sending(head, b"x" * 65536, 400) as url:  # 26 MB on offer
+        with ChatClient(url, "test-model", max_retries=3, timeout=10.0) as client, pytest.raises(ChatError) as info:
+            client.complete(ASK)
+    assert says in str(info.value) and "OpenAI-compatible" in str(info.value)
+    assert info.value.attempts == 1  # not a busy server: asking again cannot help
+
+
+def test_a_body_dripping_a_byte_at_a_time_times_out():
+    """httpx's timeout bounds each wait for bytes, so a byte every 50 ms held the request for as long as the
+    server liked; the whole body must now arrive within the timeout, or it is retried as a stall."""
+    with _sending(OK_HEAD + b"connection: close\r\n\r\n", b" ", 400, pause=0.05) as url:
+        options = {"timeout": 0.5, "max_retries": 1, "backoff": 0.01, "max_backoff": 0.01}
+        with ChatClient(url, "test-model", **options) as client, pytest.raises(ChatError) as info:
+            client.complete(ASK)
+    assert "no answer within 0.5 s" in str(info.value) and info.value.attempts == 2
+
+
+def test_a_body_its_encoding_does_not_decode_is_a_chat_error():
+    """A gzip header over bytes that are not gzip escaped as httpx.DecodingError: an internal error."""
+    head = OK_HEAD + b"content-encoding: gzip\r\ncontent-length: 10\r\n\r\n"
+    with _sending(head, b"notgzip!!!", 1) as url:
+        with ChatClient(url, "test-model", max_retries=2, timeout=10.0) as client, pytest.raises(ChatError) as info:
+            client.complete(ASK)
+    assert "got an answer that cannot be read (DecodingError" in str(info.value)
+    assert "OpenAI-compatible API" in str(info.value) and info.value.attempts == 1

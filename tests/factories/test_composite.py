@@ -13,6 +13,7 @@ from profiles import (
     Profile,
     ProfileConfig,
     ProfileFactory,
+    SecretError,
 )
 
 
@@ -105,6 +106,31 @@ def test_merge_keeps_secrets_secret(monkeypatch):
     late = Fixed({"a": {"goal": "G"}})
     profile = CompositeProfileFactory([early, late], mode="merge").create_profile("a")
     assert profile.resolved["name"].secret and "Hidden" not in repr(profile)
+
+
+def test_merge_keeps_a_secret_variable_secret(monkeypatch):
+    """A dynamic `variables:` entry read from a credential-like key came out of a merge as a plain value:
+    the merged profile rendered it into the prompt and let it through in messages."""
+    monkeypatch.setenv("CRM_API_KEY", "crm-key-987654")
+    early = Fixed({"a": {"variables": {"crm": {"key": "CRM_API_KEY", "default": "x"}},
+                         "templates": {"user": {"inline": "Ask {{ crm }}"}}}})
+    late = Fixed({"a": {"goal": "G", "variables": {"crm": "public", "tone": "warm"}}})
+    profile = CompositeProfileFactory([early, late], mode="merge").create_profile("a")
+    with pytest.raises(SecretError, match="field 'crm' holds a secret"):
+        profile.format_user_prompt()
+    with pytest.raises(SecretError, match="the value of 'variables.crm'"):
+        profile.format_messages("q", history=[{"role": "user", "content": "crm-key-987654"}], crm="mine")
+    assert profile.format_user_prompt(crm="mine") == "Ask mine"
+    assert profile.resolved_variables["crm"].secret and profile.bound["tone"] == "warm"
+    assert [row.value for row in profile.explain() if row.field == "variables.crm"] == ["***"]
+
+
+def test_merge_keeps_the_metadata_of_the_first_profile_with_any():
+    early = Fixed({"a": {"goal": "G"}})
+    late = Fixed({"a": {"metadata": {"team": "billing"}}})
+    later = Fixed({"a": {"metadata": {"team": "ops"}}})
+    profile = CompositeProfileFactory([early, late, later], mode="merge").create_profile("a")
+    assert dict(profile.metadata) == {"team": "billing"}
 
 
 def test_merge_reads_plain_profiles_through_getters():

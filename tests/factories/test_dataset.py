@@ -402,3 +402,31 @@ def test_a_row_of_the_wrong_width_names_the_columns(write, line, message):
     assert len(list(factory.create_profiles())) == 1
     (issue,) = factory.errors
     assert str(issue).startswith(f"{source}:3: row 2: {message}")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "row", "advice"),
+    [
+        ("csv", "2,Ada", "add the missing cells (an empty one is a comma)"),
+        ("tsv", "2\tAda", "add the missing cells (an empty one is a tab)"),
+        ("tsv", "2\tAda\tAnalyst\textra", "remove them, or quote a cell that holds a tab"),
+    ],
+)
+def test_a_row_of_the_wrong_width_is_told_its_own_separator(write, suffix, row, advice):
+    """A TSV row short of a cell was told that an empty cell is a comma."""
+    header = "id,full_name,job" if suffix == "csv" else "id\tfull_name\tjob"
+    source = write(f"people.{suffix}", f"{header}\n{row}\n")
+    factory = DatasetProfileFactory(source, {"name": "full_name", "role": "job"}, on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert advice in str(issue)
+
+
+@pytest.mark.parametrize(("key", "advice"), [("variables.goal", "map the column to goal itself"),
+                                             ("variables.tools", "rename the variable")])
+def test_a_variable_a_persona_file_refuses_is_refused_in_the_mapping(write, key, advice):
+    """Written out, such a persona was a file that does not load."""
+    source = write("people.csv", "id,full_name,job\n1,Grace,Admiral\n")
+    name = key.split(".")[1]
+    with pytest.raises(ConfigError, match=f"'fields.{key}': '{name}' cannot be a variable's name.*{advice}"):
+        DatasetProfileFactory(source, {"name": "full_name", "role": "job", key: "job"})

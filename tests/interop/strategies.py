@@ -22,3 +22,27 @@ IDENTIFIERS = st.one_of(
 )
 
 LITERALS = st.lists(st.one_of(TRICKY, WORDS), max_size=8).map("".join)
+
+_LEAF = st.one_of(
+    st.fixed_dictionaries({"type": st.just("string")}, optional={
+        "minLength": st.integers(0, 5), "description": WORDS, "enum": st.lists(WORDS, min_size=1, max_size=3,
+                                                                                 unique=True)}),
+    st.fixed_dictionaries({"type": st.sampled_from(["integer", "number"])},
+                          optional={"minimum": st.integers(-5, 5), "maximum": st.integers(6, 9)}),
+    st.fixed_dictionaries({"type": st.just("boolean")}),
+)
+
+#: JSON Schemas of objects as personas write them: nested objects, arrays of them, bounds, optional keys.
+OBJECT_SCHEMAS = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.fixed_dictionaries({"type": st.just("array"), "items": inner}),
+        st.dictionaries(IDENTIFIERS, inner, min_size=1, max_size=3).flatmap(
+            lambda properties: st.fixed_dictionaries({
+                "type": st.just("object"), "properties": st.just(properties),
+                "required": st.lists(st.sampled_from(sorted(properties)), unique=True),
+            })
+        ),
+    ),
+    max_leaves=6,
+).filter(lambda schema: schema.get("type") == "object")

@@ -95,3 +95,20 @@ def test_help_shows_examples(runner):
     for command in ("import", "export"):
         result = runner.invoke(cli, [command, "--help"])
         assert result.exit_code == 0 and f"profiles {command} " in result.output
+
+
+def test_export_model_replaces_the_personas_model_as_its_help_says(runner, configs):
+    """--model is the model the prompts are for, in place of the persona's (triage names gpt-4o-mini)."""
+    result = runner.invoke(cli, ["export", str(configs / "triage.yaml"), "--to", "adk", "--model", "gemini-2.5-flash"])
+    assert result.exit_code == 0, result.output
+    assert "\nmodel: gemini-2.5-flash\n" in result.stdout
+    shown = " ".join(runner.invoke(cli, ["export", "--help"]).output.split())
+    assert "in place of the persona's" in shown and "where the persona names none" not in shown
+
+
+def test_export_base_url_for_another_format_is_a_usage_error(runner, configs):
+    """--base-url goes into Agent Spec's llm_config only; given for another format it is refused, not ignored."""
+    result = runner.invoke(cli, ["export", str(configs / "triage.yaml"), "--to", "prompty", "--base-url",
+                                 "http://127.0.0.1:8000/v1"])
+    assert result.exit_code == 2 and "--base-url is an Agent Spec setting" in result.output
+    assert "Traceback" not in result.output

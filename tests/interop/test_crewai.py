@@ -98,3 +98,49 @@ def test_malformed_agents_name_file_and_line(tmp_path, text, problem):
     with pytest.raises(ConfigError) as caught:
         interop.load("crewai", path)
     assert problem in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_a_text_guardrail_is_kept_and_written_back(tmp_path):
+    """CrewAI hands a tasks.yaml guardrail to the task as text (an LLM checks the output against it): it is
+    no code, so it is kept, with guardrails and guardrail_max_retries, and exported back; a key an export
+    cannot write is listed, not dropped silently."""
+    from profiles.interop.exporter import write as export
+
+    (tmp_path / "agents.yaml").write_text("writer:\n  role: Writer\n  goal: Write\n  backstory: Writes.\n",
+                                          encoding="utf-8")
+    (tmp_path / "tasks.yaml").write_text(
+        "draft:\n  description: Draft it.\n  expected_output: A draft.\n  agent: writer\n"
+        "  guardrail: Ensure the draft has a title\n  guardrail_max_retries: 2\n  mystery: 1\n"
+        "review:\n  description: Review it.\n  expected_output: Notes.\n  agent: writer\n"
+        "  guardrails: [Is in English, Names the author]\n  guardrail: {check: 1}\n", encoding="utf-8")
+    result = interop.load("crewai", tmp_path / "agents.yaml")
+    (persona,) = result.personas
+    tasks = persona.config.metadata["crewai"]["tasks"]
+    assert tasks["draft"]["guardrail"] == "Ensure the draft has a title"
+    assert tasks["draft"]["guardrail_max_retries"] == 2
+    assert tasks["review"]["guardrails"] == ["Is in English", "Names the author"] and "guardrail" not in tasks["review"]
+    assert not any("draft" in note.message and note.kind == "code" for note in persona.notes)
+    assert any("'review' guardrail dropped" in note.message for note in persona.notes)
+    files, notes = export([persona.config], "crewai")
+    written = files["tasks.yaml"]
+    assert "guardrail: Ensure the draft has a title\n  guardrail_max_retries: 2\n" in written
+    assert "- Is in English\n" in written and "mystery" not in written
+    assert any("metadata.crewai.tasks.draft.mystery not written" in note.message for note in notes)
+
+
+def test_a_personas_own_system_template_is_listed_as_left_out(tmp_path):
+    """CrewAI builds the system prompt from role, goal and backstory: a persona's own system template has
+    no place in agents.yaml, and the export says so instead of leaving it out silently."""
+    from profiles import load_profile
+    from profiles.interop.exporter import write as export
+
+    path = tmp_path / "p.yaml"
+    path.write_text("name: Ada\nrole: Clerk\ngoal: File things.\n"
+                    "templates:\n  system: {inline: 'Always cite {{ name }}.'}\n", encoding="utf-8")
+    files, notes = export([load_profile(path)], "crewai")
+    assert "Always cite" not in files["agents.yaml"]
+    assert any(note.kind == "dropped" and "system prompt's own template is not written" in note.message
+               for note in notes)
+    imported = interop.load("crewai", EXAMPLES / "crewai" / "support_crew").personas[0].config
+    _, plain = export([imported], "crewai")
+    assert not any("own template" in note.message for note in plain)

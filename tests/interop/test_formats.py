@@ -306,3 +306,46 @@ def test_a_literal_key_inside_a_kept_connection_is_dropped(tmp_path, version, mo
     (persona,) = interop.load("prompty", tmp_path / "keyed.prompty").personas
     assert "sk-LITERAL" not in persona.to_yaml()
     assert any(note.kind == "secret" for note in persona.notes)
+
+
+def test_semantic_kernel_stop_sequences_and_ai_model_id_are_the_personas_stop_and_model(tmp_path):
+    """SK's .NET OpenAI settings write the stop strings as stop_sequences, Python's the model as ai_model_id:
+    both are the persona's own settings, in a prompt's execution_settings and an agent's model.options."""
+    prompt = tmp_path / "prompt.yaml"
+    prompt.write_text("name: Sum\ntemplate: '{{$input}}'\nexecution_settings:\n  default:\n    ai_model_id: gpt-4o\n"
+                      "    stop_sequences: ['###']\n    temperature: 0.1\n", encoding="utf-8")
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("type: chat_completion_agent\nname: Teller\ninstructions: Tell a story.\nmodel:\n  id: gpt-4o\n"
+                     "  options:\n    stop_sequences: [END]\n", encoding="utf-8")
+    (from_prompt,) = interop.load("semantic-kernel", prompt).personas
+    assert from_prompt.data["model"] == "gpt-4o"
+    assert from_prompt.data["model_settings"] == {"stop": ["###"], "temperature": 0.1}
+    (from_agent,) = interop.load("semantic-kernel", agent).personas
+    assert from_agent.config.create_profile().to_request("Hi")["stop"] == ["END"]
+    assert from_agent.data["metadata"]["semantic-kernel"] == {"type": "chat_completion_agent"}
+
+
+def test_a_prompty_file_with_windows_line_ends_splits_into_its_messages(tmp_path):
+    """A .prompty saved with \\r\\n line ends (and a byte-order mark) reads as Prompty reads it: its role
+    lines start messages, and no \\r is left in a template."""
+    path = tmp_path / "crlf.prompty"
+    path.write_bytes(b"\xef\xbb\xbf---\r\nname: crlf\r\nmodel:\r\n  id: gpt-4o\r\n---\r\nsystem:\r\nBe nice.\r\n"
+                     b"Twice.\r\n\r\nuser:\r\n{{question}}\r\n")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.data["templates"] == {"system": {"inline": "Be nice.\nTwice."}, "user": {"inline": "{{question}}"}}
+
+
+@pytest.mark.parametrize("config,problem", [
+    ('{"input_variables": {"a": 1}}', "input_variables must be a list"),
+    ('{"execution_settings": {"default": {"model_id": 5}}}', "field 'model': expected text"),
+])
+def test_a_prompt_folders_config_mistake_is_named_in_config_json(tmp_path, config, problem):
+    """A mistake in config.json is reported there, not in the skprompt.txt beside it."""
+    folder = tmp_path / "Summarize"
+    folder.mkdir()
+    (folder / "config.json").write_text(config, encoding="utf-8")
+    (folder / "skprompt.txt").write_text("Summarize {{$input}}", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("semantic-kernel", folder)
+    message = str(caught.value)
+    assert message.startswith(str(folder / "config.json")) and problem in message and "skprompt.txt" not in message

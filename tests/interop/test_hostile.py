@@ -224,3 +224,37 @@ def test_a_secret_exports_as_a_placeholder_only_where_the_template_prints_it_as_
     assert ("{" + field + "}" if format == "adk" else "{{" + field + "}}") in text  # the placeholder
     if format == "prompty":
         assert "${env:TEAM_X_TOKEN}" in text
+
+
+@pytest.mark.parametrize("front,expected", [
+    ("tools:\n- name: lookup\n  description: d\n  parameters: 3\n", ["x.prompty:6:", "tool 'lookup': parameters must"]),
+    ("tools:\n- name: lookup\n  description: d\n  parameters: [5]\n", ["x.prompty:6:", "a list of properties"]),
+])
+def test_prompty_tool_parameters_of_the_wrong_shape_are_named_at_their_line(tmp_path, front, expected):
+    path = tmp_path / "x.prompty"
+    path.write_text(f"---\nname: x\n{front}---\nsystem:\nhi\n", encoding="utf-8")
+    _fails("prompty", path, *expected)
+
+
+def test_a_prompty_v1_provider_type_that_is_no_name_is_kept_not_an_internal_error(tmp_path):
+    path = tmp_path / "x.prompty"
+    path.write_text("---\nname: x\nmodel:\n  configuration:\n    type: [azure_openai]\n    name: gpt-4o\n---\n"
+                    "system:\nhi\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.model == "gpt-4o"
+    assert persona.config.metadata["prompty"]["model"]["configuration"]["type"] == ["azure_openai"]
+
+
+def test_credential_headers_of_a_kept_connection_are_dropped(tmp_path):
+    """An Authorization header (Bearer sk-…) or a session cookie in a kept connection block is a credential:
+    dropped and reported, never copied into the persona's metadata; an ${env:…} reference stays."""
+    path = tmp_path / "h.prompty"
+    path.write_text("---\nname: hdr\nmodel:\n  id: gpt-4o\n  connection:\n    kind: key\n    endpoint: https://x\n"
+                    "    headers:\n      Authorization: Bearer sk-live-999\n      Cookie: session=s3cr3t\n"
+                    "      Proxy-Authorization: ${env:PROXY_AUTH}\n---\nsystem:\nhi\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert "sk-live-999" not in persona.to_yaml() and "s3cr3t" not in persona.to_yaml()
+    headers = persona.config.metadata["prompty"]["model"]["connection"]["headers"]
+    assert headers == {"Proxy-Authorization": "${env:PROXY_AUTH}"}
+    assert {note.message.split(" dropped")[0] for note in persona.notes if note.kind == "secret"} == {
+        "model.connection.headers.Authorization", "model.connection.headers.Cookie"}

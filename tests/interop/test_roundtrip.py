@@ -12,12 +12,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from profiles import interop, load_profile
 from profiles.errors import ExportError
 from profiles.interop.exporter import write as export
 
 from .conftest import EXAMPLES, comparable
+from .strategies import OBJECT_SCHEMAS
 
 ROUND_TRIPS = [
     ("crewai", EXAMPLES / "crewai" / "research_crew"),
@@ -229,3 +232,196 @@ def test_braces_in_plain_fields_stay_text_both_ways(tmp_path):
     files, _ = export(persona.config, "agentspec")
     written = json.loads(next(iter(files.values())))
     assert written["description"] == "Reply as {% raw %} {{ x }}" and written["name"] == "Ada {{x}}"
+
+
+RICH_SCHEMA_PERSONA = """\
+name: 小明
+role: 翻译助手
+goal: 把用户的问题翻译成英文。
+model: gpt-4o
+tools:
+  - name: lookup
+    description: Look a word up.
+    parameters:
+      type: object
+      properties:
+        word: {type: string, description: the word}
+        limit: {type: integer, minimum: 1}
+        senses: {type: array, items: {type: object, properties: {gloss: {type: string}}}}
+      required: [word]
+output_schema:
+  name: translation
+  strict: false
+  schema:
+    type: object
+    properties:
+      text: {type: string, minLength: 1}
+      notes: {type: array, items: {type: object, properties: {n: {type: integer}}}}
+      meta: {type: object, properties: {score: {type: number, maximum: 1}}, required: [score]}
+    required: [text]
+"""
+
+
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_a_persona_exported_and_imported_keeps_its_output_schema_and_tools(tmp_path, write, format):
+    """Outputs and tools the format's own fields cannot hold (a nested property, a minimum, an optional
+    parameter, the schema's name) are kept whole in metadata.agent_profiles and come back on import."""
+    config = load_profile(write("p.yaml", RICH_SCHEMA_PERSONA))
+    files, _ = export(config, format)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    before, after = config.create_profile(), again.config.create_profile()
+    assert after.output_schema.as_dict() == before.output_schema.as_dict()
+    assert (after.output_schema.name, after.output_schema.strict) == ("translation", False)
+    assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
+    assert after.tools[0].parameters["required"] == ["word"]
+
+
+def test_an_optional_input_with_a_default_is_written_in_where_the_format_has_no_defaults(write):
+    """CrewAI fails a kickoff that lacks an input, and ADK's {name?} puts nothing where it is missing:
+    an optional input's default is written in, as the persona renders it; an empty one stays {name?}."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: 'Greet {{ audience }}{{ suffix }}'\n"
+                 "inputs:\n  audience: {type: string, default: 普通读者, required: false}\n"
+                 "  suffix: {type: string, default: '', required: false}\n")
+    assert load_profile(path).create_profile().format_system_prompt().count("Greet 普通读者") == 1
+    files, _ = export([path], "crewai")
+    assert "Greet 普通读者" in files["agents.yaml"] and "{audience}" not in files["agents.yaml"]
+    files, _ = export(path, "adk", model="gemini-2.5-flash")
+    assert "Greet 普通读者{suffix?}" in files["root_agent.yaml"]
+
+
+def test_a_secret_name_makes_no_id_file_name_or_text_of_an_export(write, monkeypatch):
+    """A secret name is never the agent's id (CrewAI, ADK), the file's name (Prompty) or its
+    backstory: each gets a plain id, and the text reads the name through a placeholder."""
+    monkeypatch.setenv("AGENT_NAME_TOKEN", "TopSecretValue42")
+    path = write("s.yaml", "name: {key: AGENT_NAME_TOKEN, default: Ada, secret: true}\nrole: Summarizer\n"
+                 "model: gpt-4o\n")
+    outputs = {"prompty": export(path, "prompty"), "adk": export(path, "adk"), "crewai": export([path], "crewai")}
+    for format, (files, notes) in outputs.items():
+        text = "".join([*files, *files.values(), *(str(note) for note in notes)]).lower()
+        assert "topsecretvalue42" not in text, format
+    assert "backstory: You are {name}." in outputs["crewai"][0]["agents.yaml"]
+    assert "name: agent\n" in outputs["adk"][0]["root_agent.yaml"]
+    assert "default: ${env:AGENT_NAME_TOKEN}" in outputs["prompty"][0]["persona.prompty"]
+
+
+def test_adk_keeps_a_name_that_is_an_identifier_and_says_when_it_changes_one(write, tmp_path):
+    """ADK's agent name takes any identifier (Iris, 小明): it is written as it is and imports back;
+    a name with spaces is written as an identifier, with a note."""
+    for name, written in (("Iris", "Iris"), ("小明", "小明"), ("Support Bot", "support_bot")):
+        path = write("p.yaml", f"name: {name}\nrole: Clerk\nmodel: gemini-2.5-flash\n")
+        files, notes = export(path, "adk")
+        assert f"\nname: {written}\n" in files["root_agent.yaml"]
+        assert any(f"written as the agent name '{written}'" in str(note) for note in notes) == (name != written)
+        (tmp_path / "root_agent.yaml").write_text(files["root_agent.yaml"], encoding="utf-8")
+        (again,) = interop.load("adk", tmp_path / "root_agent.yaml").personas
+        assert again.config.create_profile().get_name() == written
+
+
+def test_a_line_prompty_would_take_for_a_role_marker_is_refused(write, tmp_path, monkeypatch):
+    """Prompty splits the rendered body at any line that is only a role and a colon ('User:', '# assistant:'),
+    and has no escape: such a line in a persona's text would send other messages than the persona, so the
+    export refuses it, naming the line; with the text after the colon it is no marker and is written."""
+    import prompty
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")  # prompty.load resolves the connection's ${env:…}
+    path = write("p.yaml", "name: Ada\nrole: Tutor\nmodel: gpt-4o\nexamples: \"Q&A:\\nUser:\\nWhat is 2+2?\\n\"\n")
+    with pytest.raises(ExportError) as caught:
+        export(path, "prompty")
+    assert "the line 'User:'" in str(caught.value) and "new user message" in str(caught.value)
+    ok = write("q.yaml", "name: Ada\nrole: Tutor\nmodel: gpt-4o\nexamples: \"User: What is 2+2?\\nassistant: 4\"\n")
+    files, _ = export(ok, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    sent = prompty.prepare(prompty.load(tmp_path / name), inputs={"question": "Q"})
+    assert [message.role for message in sent] == ["system", "user"]
+
+
+def test_an_adk_description_with_braces_exports_back_as_written(tmp_path):
+    """ADK fills session state into instructions only; a description reading 'Helps {user:name}.' is text,
+    imported as text, and exported back as it was instead of refused as a placeholder ADK would fill."""
+    (tmp_path / "root_agent.yaml").write_text(
+        "agent_class: LlmAgent\nname: helper\nmodel: gemini-2.5-flash\ndescription: Helps {user:name}.\n"
+        "instruction: Answer about {topic}.\n", encoding="utf-8")
+    (persona,) = interop.load("adk", tmp_path / "root_agent.yaml").personas
+    assert persona.config.create_profile().get_goal() == "Helps {user:name}."
+    files, _ = export(persona.config, "adk")
+    assert "\ndescription: Helps {user:name}.\n" in files["root_agent.yaml"]
+    assert "instruction: Answer about {topic}." in files["root_agent.yaml"]
+
+
+@pytest.mark.parametrize("format", ["crewai", "prompty"])
+def test_an_empty_list_of_personas_is_an_export_error(format):
+    """No persona writes no crew of nothing (CrewAI's agents.yaml as {}) and is not 'one at a time'."""
+    with pytest.raises(ExportError) as caught:
+        export([], format)
+    assert "no persona to export" in str(caught.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(schema=OBJECT_SCHEMAS, parameters=OBJECT_SCHEMAS, format=st.sampled_from(["prompty", "agentspec"]))
+def test_any_output_schema_and_tool_parameters_survive_an_export_and_import(tmp_path_factory, schema, parameters,
+                                                                           format):
+    """Whatever the schema (nested objects, arrays of them, bounds, optional properties), exporting a
+    persona and importing the file gives its output schema and its tool's parameters back unchanged."""
+    from profiles import ProfileConfig
+
+    config = ProfileConfig(name="Ada", role="Clerk", model="gpt-4o", output_schema={"schema": schema, "name": "out"},
+                           tools=[{"name": "look", "description": "Look it up.", "parameters": parameters}])
+    before = config.create_profile()
+    files, _ = export(config, format)
+    ((name, text),) = files.items()
+    folder = tmp_path_factory.mktemp("export")
+    (folder / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, folder / name).personas
+    after = again.config.create_profile()
+    assert after.output_schema.as_dict() == before.output_schema.as_dict()
+    assert (after.output_schema.name, after.output_schema.strict) == ("out", before.output_schema.strict)
+    assert [dict(tool.parameters) for tool in after.tools] == [dict(tool.parameters) for tool in before.tools]
+
+
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_an_output_schema_that_is_no_object_is_kept_in_metadata_and_comes_back(write, tmp_path, format):
+    """An array schema has no place in the outputs: the note says where it went, and an import brings it back."""
+    path = write("p.yaml", "name: A\nrole: B\nmodel: gpt-4o\noutput_schema:\n  type: array\n  items: {type: string}\n")
+    files, notes = export(path, format)
+    assert any("kept under metadata.agent_profiles" in note.message for note in notes)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    assert again.config.create_profile().output_schema.as_dict() == {"type": "array", "items": {"type": "string"}}
+
+
+WHITESPACE_TEMPLATE = (
+    "{% if tier %}\nPlan: {{ tier }}\n{% endif %}\nItems:\n  {% for item in items %}\n  - {{ item }}\n"
+    "  {% endfor %}\n{# a note #}\nTicket: {{ ticket }}\n\n{% if ticket %}\n\n  Thanks.\n{% endif %}\n"
+)
+
+
+def test_block_tags_on_lines_of_their_own_render_the_same_text_in_prompty(write, tmp_path, monkeypatch):
+    """The sandbox trims the line a block tag stands on (trim_blocks, lstrip_blocks); Prompty's stock Jinja
+    keeps it: a persona's template copied into a .prompty sends exactly the persona's text, and a .prompty
+    imported renders exactly what Prompty sends."""
+    import prompty
+    import yaml
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    inputs = {"tier": {"type": "string", "default": "pro"}, "items": {"type": "array", "default": ["a", "b"]},
+              "ticket": {"type": "string"}}
+    persona = {"name": "Ada", "role": "Clerk", "model": "gpt-4o", "inputs": inputs,
+               "templates": {"user": {"inline": WHITESPACE_TEMPLATE}}}
+    path = write("p.yaml", yaml.safe_dump(persona))
+    ours = load_profile(path).create_profile().format_messages(ticket="T")[-1]["content"]
+    files, _ = export(path, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    sent = prompty.prepare(prompty.load(tmp_path / name), inputs={"ticket": "T"})
+    assert sent[-1].text == ours
+    source = tmp_path / "stock.prompty"
+    source.write_text("---\nname: stock\nmodel:\n  id: gpt-4o\ninputs:\n  tier: {kind: string, default: pro}\n"
+                      "  items: {kind: array, default: [a, b], items: {kind: string}}\n  ticket: {kind: string}\n"
+                      "---\nuser:\n" + WHITESPACE_TEMPLATE, encoding="utf-8")
+    theirs = prompty.prepare(prompty.load(source), inputs={"ticket": "T"})[-1].text
+    (imported,) = interop.load("prompty", source).personas
+    assert imported.config.create_profile().format_messages(ticket="T")[-1]["content"] == theirs

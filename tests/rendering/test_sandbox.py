@@ -75,6 +75,22 @@ def test_sentence_filter(renderer):
     assert out == "Hi.|Hi.|你好。|"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('Say "hi."', 'Say "hi."'),
+        ("说“你好。”", "说“你好。”"),
+        ("(See the report.)", "(See the report.)"),
+        ("Wait for it…", "Wait for it…"),
+        ("Help (users)", "Help (users)."),
+        ('The "ok" button', 'The "ok" button.'),
+    ],
+)
+def test_sentence_sees_the_ending_inside_closing_quotes_and_brackets(renderer, text, expected):
+    """A goal ending in a quoted sentence rendered with a second full stop after the quote."""
+    assert render(renderer, "{{ a|sentence }}", a=text) == expected
+
+
 def test_syntax_error_names_template_and_line(renderer):
     with pytest.raises(RenderError, match=r"'t' line 2: .*raw"):
         renderer.compile("fine\n{{ broken ", "t")
