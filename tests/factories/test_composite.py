@@ -116,7 +116,7 @@ def test_merge_keeps_a_secret_variable_secret(monkeypatch):
                          "templates": {"user": {"inline": "Ask {{ crm }}"}}}})
     late = Fixed({"a": {"goal": "G", "variables": {"crm": "public", "tone": "warm"}}})
     profile = CompositeProfileFactory([early, late], mode="merge").create_profile("a")
-    with pytest.raises(SecretError, match="field 'crm' holds a secret"):
+    with pytest.raises(SecretError, match="variable 'crm' holds a secret"):
         profile.format_user_prompt()
     with pytest.raises(SecretError, match="the value of 'variables.crm'"):
         profile.format_messages("q", history=[{"role": "user", "content": "crm-key-987654"}], crm="mine")
