@@ -567,9 +567,9 @@ class PromptStore:
 
         Keys are tried in this order, first match wins: the exact language, then its fallback chain
         (``zh-TW`` → ``zh``), then no language; within each, the exact model, then no model. A key
-        matches when it has the requested ``version``, else the requested ``label``, else any version
-        (its latest is returned). A rolled-out label gives the version ``rollout_key`` picks (the
-        first without a key).
+        matches when it has the requested ``version``, else the requested ``label`` (``latest`` is the
+        newest version, as in a label chain), else any version (its latest is returned). A rolled-out
+        label gives the version ``rollout_key`` picks (the first without a key).
 
         Raises:
             PromptNotFoundError: no key matches; the message lists what was tried.
@@ -630,7 +630,9 @@ class PromptStore:
         except TypeError:  # something unhashable: validation below says what is wrong with it
             memo_key, lookup = None, None
         if lookup is None:
-            chain = [None if label is None else _check_label(label) for label in labels]
+            # `latest` asked for as a label is the newest version, as in a chain: no label may
+            # be called that, so reading it literally could only ever find nothing
+            chain = [None if label is None or label == _NEWEST else _check_label(label) for label in labels]
             if version is not None:
                 _check_version(version)
             candidates = list(candidate_keys(name, language, model))

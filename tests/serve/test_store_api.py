@@ -84,6 +84,8 @@ def test_chain_picks_the_first_label_a_prompt_has(served):
     assert (latest["content"], latest["matched"]) == ("two", "latest")
     both = served.get("/api/store/prompt", params={"name": "p/goal", "chain": "latest", "label": "x"})
     assert both.status_code == 422
+    label = served.get("/api/store/prompt", params={"name": "p/goal", "label": "latest"})
+    assert label.status_code == 200 and (label.json()["content"], label.json()["matched"]) == ("two", "latest")
 
 
 def test_reads_revalidate_with_etags(served):

@@ -307,3 +307,14 @@ def test_latest_is_not_a_label_to_move(store, tmp_path):
         store.import_(folder)
     assert [summary.name for summary in store.list()] == ["s"] and store.history("s")[-1].version == 3
     assert all(move.label != "latest" for move in store.moves("s"))
+
+
+def test_reading_the_label_latest_gives_the_newest_version(store):
+    """No label may be called `latest`, so asking for one reads the newest version, as a chain does,
+    instead of a "not found" that nothing could ever satisfy."""
+    _three(store)
+    store.set_label("s", "production", 1)
+    assert store.get("s", label="latest").version == 3
+    found = store.match("s", labels=["latest"])
+    assert (found.label, found.arms[0].record.version) == (None, 3)
+    assert store.find("s", labels=["staging", "latest"]) == (store.get("s", version=3), None)
