@@ -168,6 +168,22 @@ def _problem(item: dict[str, Any]) -> dict[str, str]:
     return {"where": where, "message": message}
 
 
+def _unreadable_body(cause: BaseException) -> str:
+    """Why a body that parsed as JSON syntax could not be read, and how to send it: the framework
+    says only "There was an error parsing the body"."""
+    if isinstance(cause, RecursionError):
+        return (
+            "the body nests arrays or objects too deeply to be read (Python reads JSON up to about "
+            "1,000 levels); send a flatter JSON object"
+        )
+    if isinstance(cause, ValueError) and "digits" in str(cause):
+        return (
+            "the body holds a number with over 4,300 digits, more than a JSON number may have here; "
+            "send it as a string"
+        )
+    return ""
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ProfilesError)
     async def profiles_error(request: Request, error: ProfilesError) -> Response:
@@ -204,4 +220,6 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         messages = {404: f"nothing at {request.url.path[:200]}; see /docs for the API", 405: "method not allowed here"}
         message = messages.get(error.status_code, str(error.detail)[:300])
+        if error.status_code == 400 and error.__cause__ is not None:
+            message = _unreadable_body(error.__cause__) or message
         return _answer(request, error.status_code, "HTTPException", message)
