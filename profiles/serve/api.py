@@ -14,13 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from .. import __version__
-from .deps import ERRORS, NOT_MODIFIED, Deployment, IfNoneMatch, Language, Model, State
+from .deps import ERRORS, NOT_MODIFIED, Deployment, IfNoneMatch, Language, Model, State, UniqueKeysRoute
 from .etag import json_with_etag
 from .personas import RenderContext
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api")
+router = APIRouter(prefix="/api", route_class=UniqueKeysRoute)
 
 # -- models: what the API page documents ----------------------------------------------------------
 

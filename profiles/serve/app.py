@@ -34,6 +34,7 @@ from ..errors import (
     TemplateNotFoundError,
 )
 from . import api, store_api, studio
+from .deps import DuplicateKeyError
 from .personas import RenderContext
 from .security import Guard
 from .settings import ServeSettings
@@ -171,6 +172,11 @@ def _problem(item: dict[str, Any]) -> dict[str, str]:
 def _unreadable_body(cause: BaseException) -> str:
     """Why a body that parsed as JSON syntax could not be read, and how to send it: the framework
     says only "There was an error parsing the body"."""
+    if isinstance(cause, DuplicateKeyError):
+        return (
+            f"the body names {cause.key[:100]!r} twice in one object, and only one of them could be meant; "
+            "send each key once"
+        )
     if isinstance(cause, RecursionError):
         return (
             "the body nests arrays or objects too deeply to be read (Python reads JSON up to about "

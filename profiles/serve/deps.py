@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Query, Request
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.responses import Response
 
 from .state import ServeState, state_of
 
-__all__ = ["ERRORS", "NOT_MODIFIED", "Deployment", "IfNoneMatch", "Language", "Model", "State", "Writer"]
+__all__ = [
+    "ERRORS",
+    "NOT_MODIFIED",
+    "Deployment",
+    "DuplicateKeyError",
+    "IfNoneMatch",
+    "Language",
+    "Model",
+    "State",
+    "UniqueKeysRoute",
+    "Writer",
+]
 
 _bearer = HTTPBearer(
     auto_error=False,
@@ -44,3 +59,43 @@ def _writer(request: Request, credentials: Annotated[HTTPAuthorizationCredential
 
 
 Writer = Annotated[str, Depends(_writer)]
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON body names one key twice in an object (turned into a 400 by the application)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in found:
+            raise DuplicateKeyError(key)
+        found[key] = value
+    return found
+
+
+class _UniqueKeysRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            self._json = json.loads(await self.body(), object_pairs_hook=_unique)
+        return self._json
+
+
+class UniqueKeysRoute(APIRoute):
+    """A route whose JSON body may not name a key twice in one object.
+
+    Python's reader keeps the last of two equal keys, so `{"label": "staging", …, "label":
+    "production"}` would move production without a word; a body that says two things is refused.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def route(request: Request) -> Response:
+            return await handler(_UniqueKeysRequest(request.scope, request.receive))
+
+        return route

@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import JSONResponse, Response
 
 from ..errors import ServeError
-from .deps import ERRORS, NOT_MODIFIED, IfNoneMatch, Language, Model, State, Writer
+from .deps import ERRORS, NOT_MODIFIED, IfNoneMatch, Language, Model, State, UniqueKeysRoute, Writer
 from .etag import json_with_etag
 from .store_access import match_dict, move_dict, protected_dict, summary_dict, version_dict
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/store", tags=["store"])
+router = APIRouter(prefix="/api/store", tags=["store"], route_class=UniqueKeysRoute)
 
 Name = Annotated[str, Query(description="The prompt's name, e.g. summarizer/name", max_length=1000)]
 _WRITE = {

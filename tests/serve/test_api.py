@@ -174,11 +174,14 @@ def test_a_lone_surrogate_in_a_request_is_a_422_not_a_500(client, route, body, s
     [
         ('{"variables": {"agents": ' + "[" * 5000 + "]" * 5000 + "}}", "nests arrays or objects too deeply"),
         ('{"variables": {"agents": 1' + "0" * 5000 + "}}", "a number with over 4,300 digits"),
+        ('{"kind": "system", "variables": {"agents": "a", "agents": "b"}}', "names 'agents' twice in one object"),
+        ('{"kind": "user", "variables": {"agents": "a"}, "kind": "system"}', "names 'kind' twice in one object"),
     ],
 )
 def test_a_body_the_json_reader_gives_up_on_says_why(client, body, says):
-    """Valid JSON that Python's reader will not take (nesting past its recursion limit, an integer past
-    its digit limit) is a 400 saying what and how to send it, not "There was an error parsing the body"."""
+    """JSON that Python's reader will not take (nesting past its recursion limit, an integer past its
+    digit limit) or would read as one of two things (a key twice, where the last silently wins) is a
+    400 saying what and how to send it, not "There was an error parsing the body" or a guess."""
     answer = client.post("/api/personas/planner.yaml/render", content=body.encode(), headers=JSON)
     assert answer.status_code == 400 and says in answer.json()["message"], answer.text
     assert client.get("/api/health").json()["status"] == "ok"

@@ -239,3 +239,14 @@ def test_a_read_that_a_write_overtakes_is_not_kept(sqlite_url):
         assert reads.get("k/name", label="production").content == "Grace"
     finally:
         access.close()
+
+
+def test_a_write_naming_a_key_twice_is_refused_and_changes_nothing(served):
+    """`{"label": "staging", …, "label": "production"}` would move production if the last key won."""
+    _put(served, "twice/name", "one", label="staging")
+    _put(served, "twice/name", "two")
+    body = b'{"name": "twice/name", "label": "staging", "version": 2, "label": "production"}'
+    moved = served.post("/api/store/label", content=body, headers={**AUTH, "content-type": "application/json"})
+    assert moved.status_code == 400 and "names 'label' twice" in moved.json()["message"], moved.text
+    history = served.get("/api/store/history", params={"name": "twice/name"}).json()
+    assert [item["labels"] for item in history["versions"]] == [["staging"], []]
