@@ -81,16 +81,17 @@ def get_provider(name: str) -> ConfigProvider:
 
 
 @contextmanager
-def store_answering_from(url: str) -> Iterator[None]:
+def store_answering_from(url: str, *, ttl: float | None = None) -> Iterator[StoreProvider]:
     """Answer `store` lookups from the store at `url` (a database URL or a served store) inside the
-    block, then put back the provider registered before and close the one made here."""
-    from .store import StoreProvider
+    block, with answers kept `ttl` seconds (the provider's default when None); yields the provider,
+    then puts back the one registered before and closes the one made here."""
+    from .store import DEFAULT_TTL, StoreProvider
 
     previous = get_provider("store")
-    provider = StoreProvider(url)
+    provider = StoreProvider(url, ttl=DEFAULT_TTL if ttl is None else ttl)
     register_provider("store", provider)
     try:
-        yield
+        yield provider
     finally:
         register_provider("store", previous)
         provider.close()

@@ -290,6 +290,14 @@ class StoreProvider(ConfigProvider):
             self._cache.clear()
             self._down.clear()
 
+    def expire(self) -> None:
+        """Ask the store again at the next lookup of every key, keeping the last good answers to
+        serve should it be unreachable then: what a process does after writing to the store it
+        reads, so that its own write shows at once rather than after the TTL."""
+        with self._lock:
+            for entry in self._cache.values():
+                entry.checked = float("-inf")
+
     def close(self) -> None:
         """Close the stores this provider opened; they reopen at the next lookup."""
         with self._lock:

@@ -20,7 +20,7 @@ from ..providers import store_answering_from
 from .settings import ServeSettings, is_loopback
 from .store_access import StoreAccess, is_http_url
 
-__all__ = ["bind", "check_not_own_store", "serve", "start_lines"]
+__all__ = ["bind", "check_not_own_store", "serve", "start_lines", "store_provider_for"]
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -110,9 +110,12 @@ def start_lines(settings: ServeSettings, store: str) -> list[str]:
 
 
 @contextmanager
-def _store_provider(store: StoreAccess) -> Iterator[None]:
-    """Point this process's `store` provider at the server's store while it serves."""
-    with store_answering_from(store.url):
+def store_provider_for(store: StoreAccess) -> Iterator[None]:
+    """Point this process's `store` provider at the server's store while it serves, keeping its
+    answers as long as the server keeps a store read (`--store-cache`), and expiring them at each
+    write through the server, so a persona rendered after a label move shows the move at once."""
+    with store_answering_from(store.url, ttl=store.read_cache) as provider:
+        store.on_write(provider.expire)
         yield
 
 
@@ -148,7 +151,7 @@ def serve(
             server_header=False,
             forwarded_allow_ips="",
         )
-        with _store_provider(state.store):
+        with store_provider_for(state.store):
             uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()

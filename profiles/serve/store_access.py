@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,8 @@ class StoreAccess:
         #: How many times the kept answers were forgotten: a read that began before a write must
         #: not keep its answer, which may be from before the write.
         self._generation = 0
+        #: Called after every write: other caches of this process reading the same store.
+        self._on_write: list[Callable[[], None]] = []
 
     @property
     def display(self) -> str:
@@ -144,6 +147,15 @@ class StoreAccess:
         with self._lock:
             self._kept.clear()
             self._generation += 1
+            listeners = list(self._on_write)
+        for listener in listeners:
+            listener()
+
+    def on_write(self, listener: Callable[[], None]) -> None:
+        """Call `listener` after every write through this access (once its kept answers are
+        forgotten): the `store` provider rendering personas from the same store expires its own."""
+        with self._lock:
+            self._on_write.append(listener)
 
     def _read(self, key: tuple[Any, ...], read: Any) -> Any:
         now = time.monotonic()

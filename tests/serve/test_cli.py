@@ -223,3 +223,29 @@ def test_other_host_names_are_answered_only_when_allowed(start):
         assert http.get("/api/health", headers={"Host": "anything.example"}).status_code == 200
     settings = make_settings(CONFIGS, host="10.1.2.3", allow_hosts=("Studio.Internal",))
     assert {"10.1.2.3", "studio.internal", "127.0.0.1"} <= set(settings.allowed_hosts)
+
+
+@pytest.mark.parametrize("cache", ["1", "0"])
+def test_a_persona_reading_the_store_shows_the_servers_own_write_at_once(tmp_path, cache):
+    """Personas with `provider: store` fields render from the server's store; a label moved through
+    the server shows in the next render, as its own store pages do, not after the provider's TTL."""
+    folder = tmp_path / "personas"
+    folder.mkdir()
+    (folder / "st.yaml").write_text("name: {key: st/name, provider: store, default: Nobody}\nrole: Tester\n")
+    token = "env-token-0123456789abcdef"
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    auth = {"Authorization": f"Bearer {token}"}
+    args = (str(folder), "--store", store, "--store-cache", cache)
+    with running(*args, env={"PROFILES_SERVE_TOKEN": token}) as (base, _, _), httpx.Client(base_url=base) as http:
+        texts = []
+        for name in ("Ada", "Grace"):
+            body = {"name": "st/name", "content": name, "label": "production"}
+            put = http.post("/api/store/put", json=body, headers=auth)
+            assert put.status_code == 201, put.text
+            rendered = http.post("/api/personas/st.yaml/render", json={"deployment": "production"})
+            texts.append(rendered.json()["text"])
+        assert texts == ["You are Ada. Your role: Tester.", "You are Grace. Your role: Tester."]
+        undone = http.post("/api/store/undo", json={"name": "st/name", "label": "production"}, headers=auth)
+        assert undone.status_code == 200, undone.text
+        page = http.get("/personas/st.yaml", params={"deployment": "production"})
+        assert "You are Ada." in page.text
