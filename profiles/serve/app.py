@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -102,8 +103,38 @@ def create_app(settings: ServeSettings) -> FastAPI:
     app.include_router(api.router)
     app.include_router(store_api.router)
     app.include_router(studio.router)
-    app.mount("/mcp", mcp_app)
+    app.mount("/mcp", _without_event_stream(mcp_app))
     _add_error_handlers(app)
+    return app
+
+
+def _without_event_stream(mcp_app: Any) -> Any:
+    """The MCP app, answering GET with 405 as the protocol allows a server that offers no stream.
+
+    A stateless server never sends anything unasked, yet the SDK opens the event stream a GET asks
+    for and holds it open without end: `curl …/mcp/` (or a client probing for the stream) hung.
+    """
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32600,
+                "message": "Method Not Allowed: this server answers MCP over POST only (stateless "
+                "streamable HTTP) and has no event stream to GET; POST JSON-RPC requests to /mcp/",
+            },
+        }
+    ).encode()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("method") == "GET":
+            length = str(len(body)).encode()
+            headers = [(b"content-type", b"application/json"), (b"allow", b"POST"), (b"content-length", length)]
+            await send({"type": "http.response.start", "status": 405, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await mcp_app(scope, receive, send)
+
     return app
 
 

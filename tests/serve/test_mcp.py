@@ -117,6 +117,17 @@ def test_the_http_endpoint_checks_host_and_origin(live):
         assert rebound.status_code == 400
 
 
+@pytest.mark.parametrize("accept", ["text/event-stream", "*/*"])
+def test_a_get_of_the_endpoint_is_a_405_not_a_stream_that_never_ends(live, accept):
+    """A stateless server sends nothing unasked: a GET for its event stream (a client probing, a
+    curl) is refused as the protocol allows, instead of held open forever."""
+    with httpx.Client(base_url=live.base, timeout=10) as http:
+        got = http.get("/mcp/", headers={"Accept": accept})
+        assert got.status_code == 405 and got.headers["allow"] == "POST"
+        assert "POST only" in got.json()["error"]["message"]
+        assert http.get("/mcp", follow_redirects=True).status_code == 405
+
+
 @pytest.mark.parametrize(
     ("params", "words"),
     [
