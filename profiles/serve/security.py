@@ -4,7 +4,8 @@
   server itself only; no inline script, no framing, forms post only here) and `nosniff`.
 - A request naming another `Host` than the server's own names is refused, so a web page that
   rebinds its DNS name to 127.0.0.1 cannot read the studio.
-- A body over the limit is refused with 413 before any route sees it.
+- A body over the limit is refused with 413 before any route sees it, and one that has not
+  arrived whole within `body_seconds` (a client stalling midway) with 408.
 - Writes need the bearer token; the studio signs a browser in with it into a session cookie
   (an HMAC of the token, never the token itself). Its forms carry a signed CSRF token that must
   equal the cookie, and must come from the server's own origin: cookies on 127.0.0.1 are shared by
@@ -25,6 +26,8 @@ import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
+
+import anyio
 
 from .settings import ServeSettings
 
@@ -119,16 +122,29 @@ class Guard:
                 await _refuse(send_with_headers, 413, _too_large(limit))
                 return
             body = bytearray()
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    break  # the client went away; the application sees an empty body and stops
-                body += message.get("body", b"")
-                if len(body) > limit:
-                    await _refuse(send_with_headers, 413, _too_large(limit))
-                    return
-                if not message.get("more_body"):
-                    break
+            seconds = self.settings.body_seconds
+            try:
+                # a client that sends its headers and then the body never (or a byte a minute)
+                # would hold its connection and this request open forever
+                with anyio.fail_after(seconds):
+                    while True:
+                        message = await receive()
+                        if message["type"] != "http.request":
+                            break  # the client went away; the application sees an empty body and stops
+                        body += message.get("body", b"")
+                        if len(body) > limit:
+                            await _refuse(send_with_headers, 413, _too_large(limit))
+                            return
+                        if not message.get("more_body"):
+                            break
+            except TimeoutError:
+                await _refuse(
+                    send_with_headers,
+                    408,
+                    f"the request body did not arrive within {seconds:g} s ({len(body):,} bytes came); "
+                    "send it whole, with a content-length that matches it",
+                )
+                return
             replayed = False
             upstream = receive
 

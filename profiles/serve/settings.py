@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "LOOPBACK_HOSTS",
+    "BODY_SECONDS",
     "MAX_BODY_BYTES",
     "MAX_VALUE_CHARS",
     "MAX_VARIABLES",
@@ -39,6 +40,8 @@ ADMIN_TOKEN_ENV = "PROFILES_SERVE_ADMIN_TOKEN"
 
 #: Largest request body accepted, in bytes (a stored prompt, a render's variables).
 MAX_BODY_BYTES = 1_000_000
+#: Seconds a request's body may take to arrive, whole; a client still sending after that is refused.
+BODY_SECONDS = 60.0
 #: Longest question, variable value, or context part (deployment, language, model), in characters.
 MAX_VALUE_CHARS = 100_000
 #: Most variables one render may pass.
@@ -76,6 +79,8 @@ class ServeSettings:
     port: int = DEFAULT_PORT
     allowed_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     max_body_bytes: int = MAX_BODY_BYTES
+    #: Seconds a request body may take to arrive (a client that stalls midway is answered 408).
+    body_seconds: float = BODY_SECONDS
     max_value_chars: int = MAX_VALUE_CHARS
     max_variables: int = MAX_VARIABLES
     #: Seconds a store read is kept before the database is asked again (0: every time).

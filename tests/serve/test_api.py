@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+
 import httpx
 import pytest
 
@@ -355,3 +358,25 @@ def test_a_likely_typo_fails_validation_but_the_persona_still_renders(client):
     given = client.post("/api/personas/typo.yaml/render", json={"kind": "system", "variables": {"nmae": "Ann"}})
     assert given.status_code == 200 and "Greet Ann warmly." in given.json()["text"]
     assert by_path["summarizer.yaml"]["ok"] and by_path["summarizer.yaml"]["loads"]
+
+
+def test_a_body_that_stalls_midway_is_a_408_not_an_open_request_forever(start):
+    """A client that sends its headers, part of its body and then nothing (or drips it) is answered
+    once `body_seconds` pass, and the server goes on serving."""
+    with start(body_seconds=1) as live:
+        port = int(live.base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=15) as sock:
+            sock.sendall(
+                b"POST /api/store/put HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )
+            answer = b""
+            while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), answer
+        assert "did not arrive within 1 s (1 bytes came)" in json.loads(body)["message"]
+        assert httpx.get(live.base + "/api/health").json()["status"] == "ok"
