@@ -239,6 +239,8 @@ def build_server(catalog: PromptCatalog) -> Any:
 
     async def explain_bad_params(ctx: Any, call_next: Any) -> Any:
         # the SDK refuses malformed params with a bare "Invalid request parameters"; say what and how
+        if isinstance(ctx.params, dict) and isinstance(ctx.params.get(_UNREADABLE), str):
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{ctx.method}: {ctx.params[_UNREADABLE]}")
         if ctx.method == "prompts/get":
             problem = _params_problem(ctx.params)
             if problem:
@@ -279,18 +281,85 @@ def _params_problem(params: Any) -> str:
     return ""
 
 
+#: The params key through which a request the SDK's reader would drop is answered instead.
+_UNREADABLE = "agent-profiles/unreadable"
+
+
+def _answerable(line: str) -> str:
+    """A line of standard input as the SDK's reader should get it.
+
+    That reader refuses JSON that spells half a surrogate pair (`"\\ud800"`), as a string may
+    in JSON but not in Unicode, and answers nothing: the client waited for ever. Such a request
+    is handed on with the same id and method and params that only say what was wrong, which the
+    server answers as an error. Any other line is handed on as it is.
+    """
+    if "\\ud" not in line.lower():  # no escape of a surrogate: nothing for this to do
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(message, dict) or not isinstance(message.get("id"), (int, str)):
+        return line
+    method, found = message.get("method"), _surrogate_in(message)
+    if not isinstance(method, str) or not found or _surrogate_in({"id": message["id"], "method": method}):
+        return line
+    where, text = found
+    problem = (
+        f"{where} holds {text!r}, half of a surrogate pair, which is not Unicode text; "
+        "send the whole character or remove it"
+    )
+    return json.dumps({"jsonrpc": "2.0", "id": message["id"], "method": method, "params": {_UNREADABLE: problem}})
+
+
+def _surrogate_in(value: Any, where: str = "the request") -> tuple[str, str] | None:
+    """Where the first text holding half a surrogate pair is in `value`, and that half."""
+    stack = [(where, value)]
+    while stack:
+        place, item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return place, item[exc.start]
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                stack.append((place, key))
+                stack.append((f"{place}.{key}" if place != "the request" else str(key), inner))
+        elif isinstance(item, list):
+            stack.extend((f"{place}[{index}]", inner) for index, inner in enumerate(item))
+    return None
+
+
+class _AnswerableLines:
+    """Standard input, line by line, each through `_answerable`."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines
+
+    async def __aiter__(self) -> Any:
+        async for line in self._lines:
+            yield _answerable(line)
+
+
 def serve_stdio(catalog: PromptCatalog) -> None:
     """Answer MCP over standard input and output until the client closes them.
 
     Nothing else may write to standard output: it is the protocol's channel.
     """
+    import io
+    import sys
+
     import anyio
     from mcp.server.stdio import stdio_server
 
     server = build_server(catalog)
 
     async def run() -> None:
-        async with stdio_server() as (read, write):
+        # read as the SDK reads it (UTF-8, a bad byte replaced), with the requests it drops answered
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        lines = _AnswerableLines(anyio.wrap_file(text))
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(run)

@@ -3,7 +3,11 @@ SDK's stdio client) and over streamable HTTP (`/mcp/` of a running `profiles ser
 
 from __future__ import annotations
 
+import json
+import queue
+import subprocess
 import sys
+import threading
 from contextlib import asynccontextmanager
 
 import anyio
@@ -93,6 +97,43 @@ def test_prompts_over_stdio(persona_root, tmp_path):
     errlog.seek(0)
     log = errlog.read()
     assert "broken.yaml is left out of the MCP prompts" in log and SECRET_VALUE not in log
+
+
+def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_stdio(persona_root):
+    """JSON may spell `"\\ud800"`, which is no Unicode; the SDK's stdio reader dropped such a request
+    without a word, so the client waited for ever. It is answered with an error naming the place."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc": "2.0", "id": 2, "method": "prompts/get", '
+        '"params": {"name": "triage", "arguments": {"ticket": "\\ud800"}}}',
+        '{"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "summarizer.system"}}',
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "profiles", "mcp", str(persona_root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in process.stdout], daemon=True).start()
+    try:
+        for line in lines:
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+        got = {}
+        while not {2, 3} <= set(got):
+            answer = json.loads(answers.get(timeout=60))  # queue.Empty: the request went unanswered
+            got[answer.get("id")] = answer
+    finally:
+        process.stdin.close()
+        process.wait(20)
+    error = got[2]["error"]
+    assert error["code"] == INVALID_PARAMS
+    assert error["message"].startswith("prompts/get: params.arguments.ticket holds '\\ud800', half of a surrogate")
+    assert got[3]["result"]["messages"][0]["content"]["text"].startswith("You are Aristotle.")
 
 
 def test_prompts_over_streamable_http(live):
