@@ -75,6 +75,14 @@ class StoreAccess:
         """The URL with any password hidden."""
         if self._store is not None:
             return self._store.url
+        if not self.remote:
+            from ..store.engine import parse_store_url
+            from ..store.failures import shown_url
+
+            try:
+                return shown_url(parse_store_url(self.url))
+            except StoreError:
+                pass  # not a URL the store takes: opening it says so; shown as below meanwhile
         scheme, sep, rest = self.url.partition("://")
         if sep and "@" in rest:
             credentials, _, host = rest.rpartition("@")

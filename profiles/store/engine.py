@@ -78,7 +78,10 @@ class StoreEngine:
     @property
     def display(self) -> str:
         """The URL with any password hidden, for messages."""
-        return self.url.render_as_string(hide_password=True)
+        from profiles.store.failures import shown_url
+
+        return shown_url(self.url)
+
 
 
 def create_store_engine(url: str, *, lock_timeout: float, create: bool = True) -> StoreEngine:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from profiles.errors import StoreError
 
-__all__ = ["first_line", "translate_errors"]
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
+
+__all__ = ["first_line", "shown_url", "translate_errors"]
 
 
 def first_line(error: BaseException) -> str:
@@ -39,3 +43,14 @@ def translate_errors(
         raise
     except catchable as exc:
         raise StoreError(describe(exc)) from exc
+
+
+def shown_url(url: URL) -> str:
+    """`url` as messages and pages show it: the password hidden, and so is every query parameter
+    named like a credential (`?password=…`, `sslpassword=…`), which libpq takes as well."""
+    from profiles.secrets import looks_like_credential
+
+    hidden = {key: "***" for key in url.query if looks_like_credential(key)}
+    if not hidden:
+        return url.render_as_string(hide_password=True)
+    return url.update_query_dict(hidden).render_as_string(hide_password=True).replace("=%2A%2A%2A", "=***")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from profiles.errors import StoreError
-from profiles.store.failures import first_line
+from profiles.store.failures import first_line, shown_url
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Engine
@@ -61,7 +61,7 @@ def describe_postgres_error(error: BaseException, url: URL) -> str:
     """Turn a psycopg failure into a sentence naming the server (password hidden) and what to do."""
     from sqlalchemy.exc import InterfaceError, OperationalError
 
-    where = url.render_as_string(hide_password=True)
+    where = shown_url(url)
     text = first_line(error)
     if isinstance(error, (OperationalError, InterfaceError)):
         return (

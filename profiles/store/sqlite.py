@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from profiles.errors import StoreError, StoreNotFoundError
-from profiles.store.failures import first_line
+from profiles.store.failures import first_line, shown_url
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Engine
@@ -49,7 +49,7 @@ def create_sqlite_engine(url: URL, *, lock_timeout: float, create: bool = True) 
     path = sqlite_path(url)
     if path is not None and not create and not path.is_file():
         raise StoreNotFoundError(
-            f"no prompt store at {url.render_as_string(hide_password=True)}: {str(path)!r} does not exist; "
+            f"no prompt store at {shown_url(url)}: {str(path)!r} does not exist; "
             "reading never creates a store, `profiles store put NAME` does (or fix --store / PROFILES_STORE_URL)"
         )
     if path is not None and create:

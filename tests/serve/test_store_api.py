@@ -250,3 +250,22 @@ def test_a_write_naming_a_key_twice_is_refused_and_changes_nothing(served):
     assert moved.status_code == 400 and "names 'label' twice" in moved.json()["message"], moved.text
     history = served.get("/api/store/history", params={"name": "twice/name"}).json()
     assert [item["labels"] for item in history["versions"]] == [["staging"], []]
+
+
+def test_a_password_given_as_a_query_parameter_never_shows(start):
+    """libpq takes `?password=…` as well as `user:password@`: the health answer, the store's pages
+    and its errors show the URL with either hidden."""
+    import socket
+
+    with socket.socket() as closed:  # bound, never listening: connecting is refused at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        url = f"postgresql+psycopg://app@127.0.0.1:{port}/db?password=hunter2-query-secret&connect_timeout=5"
+        with start(store_url=url) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+            paths = ("/api/health", "/api/store/prompts", "/store", "/store/prompt?name=x")
+            answers = [http.get(path) for path in paths]
+            answers.append(http.post("/api/store/put", json={"name": "n", "content": "x"}, headers=AUTH))
+    assert answers[0].json()["store"].endswith("password=***")
+    assert [answer.status_code for answer in answers] == [200, 503, 503, 503, 503]
+    assert all("hunter2-query-secret" not in answer.text for answer in answers)
+    assert "password=***" in answers[1].json()["message"]
