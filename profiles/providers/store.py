@@ -432,10 +432,20 @@ def _check_exists(url: str, key: str, *, explicit: bool) -> None:
 
 
 def _hide_password(url: str) -> str:
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url
+    """`url` with the password of `user:password@` hidden, and every query parameter named like a
+    credential (`?password=…`)."""
+    from ..secrets import looks_like_credential
+
+    base, mark, query = url.partition("?")
+    if mark:
+        pairs = [part.partition("=") for part in query.split("&")]
+        query = "&".join(
+            f"{key}={'***' if looks_like_credential(key) else value}" if sep else key for key, sep, value in pairs
+        )
+    scheme, sep, rest = base.partition("://")
+    if sep and "@" in rest:
+        credentials, _, host = rest.rpartition("@")
+        if ":" in credentials:
+            base = f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
+    return f"{base}?{query}" if mark else base
 

@@ -314,6 +314,8 @@ def test_default_provider_follows_the_environment(tmp_path, monkeypatch):
 def test_repr_hides_the_password():
     shown = repr(StoreProvider("postgresql+psycopg://app:hunter2@db/prompts"))
     assert "hunter2" not in shown and "app:***@db/prompts" in shown
+    query = repr(StoreProvider("postgresql+psycopg://app@db/prompts?sslmode=require&password=hunter2&x=a@b"))
+    assert "hunter2" not in query and "app@db/prompts?sslmode=require&password=***&x=a@b" in query
 
 
 def test_negative_ttl_refused():
