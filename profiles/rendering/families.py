@@ -22,11 +22,11 @@ from __future__ import annotations
 import fnmatch
 import re
 import threading
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..callers import warn_at_caller
 from ..errors import ConfigError, ConfigIssue
 from .templates import DEFAULT_FAMILY, FAMILIES_FILE
 
@@ -63,7 +63,7 @@ def _warn_once(model: str, message: str) -> None:
         if model in _warned:
             return
         _warned.add(model)
-    warnings.warn(message, UnknownModelWarning, stacklevel=4)
+    warn_at_caller(message, UnknownModelWarning)
 
 
 class FamilyRules:
