@@ -23,9 +23,9 @@ __all__ = ["Draft", "ImportResult", "ImportedPersona", "Note", "is_reference", "
 
 #: The persona fields in the order an imported persona file lists them.
 _ORDER = (
-    "name", "role", "goal", "desc", "expand_prompt", "constraints", "examples", "language", "model", "avatar",
-    "model_settings", "output_schema", "inputs", "variables", "samples", "tools", "templates", "roles",
-    "messages", "metadata",
+    "name", "role", "goal", "retry_goal", "desc", "expand_prompt", "constraints", "retry_constraints", "examples",
+    "language", "model", "avatar", "model_settings", "output_schema", "inputs", "variables", "samples", "tools",
+    "templates", "roles", "messages", "metadata",
 )
 
 #: Persona fields an export keeps in a format's free-form metadata, and an import puts back.

@@ -393,6 +393,19 @@ def test_an_output_schema_that_is_no_object_is_kept_in_metadata_and_comes_back(w
     assert again.config.create_profile().output_schema.as_dict() == {"type": "array", "items": {"type": "string"}}
 
 
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_the_retry_goal_and_constraints_come_back_from_an_export(write, tmp_path, format):
+    """Written under metadata.agent_profiles, but left out of the imported persona: lost silently."""
+    path = write("p.yaml", "name: Ada\nrole: Planner\nmodel: gpt-4o\nretry_goal: Try again.\n"
+                 "retry_constraints: [Be exact.]\n")
+    files, _ = export(path, format)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    profile = again.config.create_profile()
+    assert (profile.values["retry_goal"], profile.get_retry_constraints()) == ("Try again.", ["Be exact."])
+
+
 WHITESPACE_TEMPLATE = (
     "{% if tier %}\nPlan: {{ tier }}\n{% endif %}\nItems:\n  {% for item in items %}\n  - {{ item }}\n"
     "  {% endfor %}\n{# a note #}\nTicket: {{ ticket }}\n\n{% if ticket %}\n\n  Thanks.\n{% endif %}\n"
