@@ -92,9 +92,16 @@ class Guard:
             return
 
         started = False
+        # HEAD is answered as GET without the body (the routes know only GET): a monitor's
+        # `curl -I` gets the status and headers a GET would, not a 405
+        head = scope.get("method") == "HEAD"
+        if head:
+            scope = {**scope, "method": "GET"}
 
         async def send_with_headers(message: MutableMapping[str, Any]) -> None:
             nonlocal started
+            if head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             if message["type"] == "http.response.start":
                 started = True
                 headers = list(message.get("headers", []))

@@ -380,3 +380,12 @@ def test_a_body_that_stalls_midway_is_a_408_not_an_open_request_forever(start):
         assert head.startswith(b"HTTP/1.1 408"), answer
         assert "did not arrive within 1 s (1 bytes came)" in json.loads(body)["message"]
         assert httpx.get(live.base + "/api/health").json()["status"] == "ok"
+
+
+@pytest.mark.parametrize("path", ["/api/health", "/api/personas/summarizer.yaml", "/", "/store", "/nothing"])
+def test_head_answers_as_get_without_the_body(client, path):
+    """A monitor's `curl -I` gets the status and headers a GET gets (the ETag too), not a 405."""
+    got, head = client.get(path), client.head(path)
+    assert head.status_code == got.status_code and head.content == b""
+    assert head.headers["content-length"] == got.headers["content-length"]
+    assert head.headers.get("etag") == got.headers.get("etag")
