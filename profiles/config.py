@@ -453,6 +453,21 @@ class PersonaModel(_PersonaFields):
         private["_memo"] = {}
         return made
 
+    def __getstate__(self) -> dict[Any, Any]:
+        # what was worked out (plans, compiled templates) stays in this process: the copy works it out anew
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private and private.get("_memo"):
+            state["__pydantic_private__"] = {**private, "_memo": {}}
+        return state
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> PersonaModel:
+        memo = {} if memo is None else memo
+        private = self.__pydantic_private__ or {}
+        if "_memo" in private:
+            memo[id(private["_memo"])] = {}  # the copy starts with nothing worked out, as after model_copy
+        return super().__deepcopy__(memo)
+
     @property
     def source_file(self) -> str | None:
         """The persona file this config was loaded from, if any."""
