@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnknownProviderError
+from ..errors import ConfigError, UnknownProviderError
 from .base import ConfigProvider
 from .env import EnvProvider
 
@@ -47,9 +47,21 @@ def __getattr__(name: str) -> Any:
 
 
 def register_provider(name: str, provider: ConfigProvider) -> None:
-    """Make `provider` available to persona files as `provider: <name>`; replaces any earlier one."""
+    """Make `provider` available to persona files as `provider: <name>`; replaces any earlier one.
+
+    Raises:
+        ConfigError: the name is not text a persona can write, or `provider` is no `ConfigProvider`.
+    """
+    # a name that is no text would break every later listing of the known providers
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(
+            f"a provider's name must be text that a persona names it by (provider: vault), got {name!r}"
+        )
     if not isinstance(provider, ConfigProvider):
-        raise TypeError(f"provider for {name!r} must be a ConfigProvider, got {type(provider).__name__}")
+        raise ConfigError(
+            f"provider for {name!r} must be a ConfigProvider, got {type(provider).__name__}; subclass "
+            "profiles.ConfigProvider and implement lookup(key, *, language=None, model=None, deployment=None)"
+        )
     with _lock:
         _providers[ALIASES.get(name, name)] = provider
 
