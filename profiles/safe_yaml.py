@@ -10,6 +10,7 @@ written on, for provenance and error messages.
 
 from __future__ import annotations
 
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,6 +163,8 @@ def safe_load(text: str) -> Any:
     libyaml when present, with alias expansions and nesting bounded as in persona files; every
     failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
     """
+    if isinstance(text, str) and _SURROGATE.search(text):
+        raise yaml.YAMLError(_surrogate_problem(text)[0])
     loader = _BoundedLoader(text)
     try:
         return loader.get_single_data()
@@ -279,6 +282,9 @@ def read_documents(
     Raises:
         ConfigError: the text is not YAML, nests too deep or expands to too many values.
     """
+    if isinstance(text, str) and _SURROGATE.search(text):
+        problem, line, column = _surrogate_problem(text)
+        raise ConfigError(ConfigIssue(problem, file=file, line=line, column=column))
     loader = _CheckedLoader(text, nested, mapped)
     try:
         documents = []
@@ -298,6 +304,25 @@ def read_documents(
         ) from None
     finally:
         loader.dispose()
+
+
+#: A lone surrogate: text decoded with `surrogateescape`, or a JSON `\ud800` escape; libyaml cannot take it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_problem(text: str) -> tuple[str, int, int]:
+    """The first lone surrogate of `text`, as a message and its line and column (from 1)."""
+    found = _SURROGATE.search(text)
+    assert found is not None
+    position = found.start()
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return (
+        f"invalid YAML: the character U+{ord(found.group()):04X} is half of a UTF-16 pair (a lone surrogate), "
+        "which no YAML text can hold; remove it, or write the whole character it was cut from",
+        line,
+        column,
+    )
 
 
 def _reader_issue(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigIssue:
