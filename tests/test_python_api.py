@@ -39,3 +39,40 @@ def test_a_factory_that_returns_no_profile_is_a_factory_error(made):
     with pytest.raises(FactoryError, match=r"returned .* for profile 'p7', not a Profile; return a profile") as caught:
         config.create_profile("p7")
     assert isinstance(caught.value, ProfilesError)
+
+
+@pytest.mark.parametrize("path", [None, 5, b"profile_configs/planner.yaml", ["planner.yaml"]])
+def test_a_persona_path_of_another_type_is_a_config_error(path):
+    from profiles import load_profile, load_profiles
+
+    for load in (load_profile, load_profiles):
+        with pytest.raises(ConfigError, match=f"path must be text or a pathlib.Path.*got {type(path).__name__}"):
+            load(path)
+
+
+@pytest.mark.parametrize("text", [None, 5, ["name: Ada"]])
+def test_persona_text_of_another_type_is_a_config_error(text):
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError, match=f"a persona must be given as text.*got {type(text).__name__}"):
+        parse_profiles(text)
+
+
+def test_persona_bytes_are_read_as_utf8_and_other_bytes_are_a_config_error():
+    from profiles import parse_profiles
+
+    (config,) = parse_profiles("\ufeffname: Ada\nrole: Guide\n".encode())
+    assert (config.name, config.role) == ("Ada", "Guide")
+    with pytest.raises(ConfigError, match=r"persona\.yaml: not UTF-8 text \(byte 17\)"):
+        parse_profiles(b"name: Ada\nrole: G\xffuide\n", file="persona.yaml")
+
+
+@pytest.mark.parametrize("pick", [{"index": "2"}, {"index": 2.0}, {"index": True}, {"name": 5}])
+def test_a_pick_of_another_type_is_a_config_error(tmp_path, pick):
+    from profiles import load_profile
+
+    path = tmp_path / "two.yaml"
+    path.write_text("name: Ada\nrole: Guide\n---\nname: Bo\nrole: Pilot\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="must be (a whole number|text)"):
+        load_profile(path, **pick)
+    assert load_profile(path, index=2).name == load_profile(path, name="Bo").name == "Bo"
