@@ -243,8 +243,14 @@ class DatasetProfileFactory(ProfileFactory):
             self.source: Path | Iterable[Mapping[str, Any]] = Path(source)
             self.format: str | None = detect_format(self.source, format)
             self.label = str(source)
-        else:
+        elif isinstance(source, (Iterable, Iterator)) and not isinstance(source, (bytes, Mapping)):
             self.source, self.format, self.label = source, None, "<rows>"
+        else:  # said now, not as a TypeError once the first profile is asked for
+            raise FactoryError(
+                "a dataset is a file path (.csv, .tsv, .jsonl, .yaml, .parquet) or an iterable of row mappings "
+                f"([{{'name': 'Ada', 'role': 'Analyst'}}]), got {type(source).__name__}"
+                + ("; put one row in a list" if isinstance(source, Mapping) else "")
+            )
         mapping_file = Path(mapping) if isinstance(mapping, (str, os.PathLike)) else None
         if mapping_file is not None:
             mapping = load_mapping(mapping_file)
