@@ -25,7 +25,7 @@ from .errors import ConfigError, ConfigIssue
 from .fields import confine_root_var, type_name
 from .lookalikes import lookalike
 from .profile_config import ProfileConfig
-from .safe_yaml import locator, read_documents, read_text
+from .safe_yaml import as_path, locator, read_documents, read_text
 
 __all__ = [
     "PERSONA_SUFFIXES",
@@ -305,18 +305,9 @@ def load_profile(
         ConfigError: with every problem in the file, each with file, line, column and field; or the
             file holds several personas and none was picked, or the one asked for is not there.
     """
-    path = _as_path(path)
+    path = as_path(path)
     configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent, partial=partial)
     return _pick(configs, str(path), name, index)
-
-
-def _as_path(path: Any) -> Path:
-    """`path` as a Path; anything else is said here, not by `Path()` as a TypeError."""
-    if isinstance(path, str) or (isinstance(path, os.PathLike) and isinstance(os.fspath(path), str)):
-        return Path(path)
-    raise ConfigError(
-        f"a persona path must be text or a pathlib.Path, e.g. 'profile_configs/planner.yaml', got {type(path).__name__}"
-    )
 
 
 def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int | None) -> ProfileConfig:
@@ -370,7 +361,7 @@ def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     """
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
-    for loaded in load_persona_files([_as_path(path)], recursive=False):
+    for loaded in load_persona_files([as_path(path)], recursive=False):
         problems.extend(loaded.issues)
         for index, config in enumerate(loaded.configs, start=1):
             result[loaded.path.stem if index == 1 else f"{loaded.path.stem}#{index}"] = config

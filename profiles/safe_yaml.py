@@ -10,6 +10,7 @@ written on, for provenance and error messages.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from collections.abc import Iterator
@@ -404,6 +405,13 @@ def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
     return locate
+
+
+def as_path(path: object, *, kind: str = "persona") -> Path:
+    """`path` as a Path; anything else is said here as a ConfigError, not by `Path()` as a TypeError."""
+    if isinstance(path, str) or (isinstance(path, os.PathLike) and isinstance(os.fspath(path), str)):
+        return Path(path)
+    raise ConfigError(f"a {kind} path must be text or a pathlib.Path, got {type(path).__name__}")
 
 
 def read_text(path: Path, *, kind: str = "persona") -> str:

@@ -76,3 +76,14 @@ def test_a_pick_of_another_type_is_a_config_error(tmp_path, pick):
     with pytest.raises(ConfigError, match="must be (a whole number|text)"):
         load_profile(path, **pick)
     assert load_profile(path, index=2).name == load_profile(path, name="Bo").name == "Bo"
+
+
+@pytest.mark.parametrize("path", [None, 5, b"plan.yaml"])
+def test_a_plan_or_mapping_path_of_another_type_is_a_config_error(path):
+    from profiles import load_mapping, load_plan
+
+    wrong = type(path).__name__
+    with pytest.raises(ConfigError, match=f"a sampling plan path must be text or a pathlib.Path, got {wrong}"):
+        load_plan(path)
+    with pytest.raises(ConfigError, match=f"a dataset mapping path must be text or a pathlib.Path, got {wrong}"):
+        load_mapping(path)

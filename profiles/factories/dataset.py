@@ -131,9 +131,9 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..safe_yaml import describe_yaml_error, read_text, safe_load
+    from ..safe_yaml import as_path, describe_yaml_error, read_text, safe_load
 
-    path = Path(path)
+    path = as_path(path, kind="dataset mapping")
     text = read_text(path, kind="dataset mapping")
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
