@@ -84,8 +84,11 @@ def looks_like_credential(key: str) -> bool:
     """Whether a key's name says it holds a credential: one of its parts is a credential word.
 
     Whole parts only: `HOCKEY_TEAM_NAME`, `SUPPORT_KEYWORDS` and `MONKEY_NAME` are not credentials,
-    while `API_KEY`, `aws_secret_access_key`, `dbPassword` and `GITHUB_TOKEN` are.
+    while `API_KEY`, `aws_secret_access_key`, `dbPassword` and `GITHUB_TOKEN` are. Anything
+    that is not text names no key, so it is no credential's.
     """
+    if not isinstance(key, str):
+        return False
     return any(part.upper() in _PART_WORDS for part in name_parts(key))
 
 

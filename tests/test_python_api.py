@@ -87,3 +87,20 @@ def test_a_plan_or_mapping_path_of_another_type_is_a_config_error(path):
         load_plan(path)
     with pytest.raises(ConfigError, match=f"a dataset mapping path must be text or a pathlib.Path, got {wrong}"):
         load_mapping(path)
+
+
+@pytest.mark.parametrize("personas", [None, 5, "personas.jsonl", {"name": "Ada"}, [{"name": "Ada"}, "Bo"]])
+def test_a_diversity_report_of_something_other_than_persona_mappings_is_a_factory_error(personas):
+    from profiles import diversity_report
+
+    with pytest.raises(FactoryError, match="diversity_report.* mapping"):
+        diversity_report(personas)
+    assert diversity_report(iter([{"name": "Ada"}, {"name": "Bo"}])).distinct_names == 2
+
+
+@pytest.mark.parametrize("key", [None, 5, b"API_KEY", ("API_KEY",)])
+def test_a_key_that_is_no_text_looks_like_no_credential(key):
+    from profiles import looks_like_credential
+
+    assert looks_like_credential(key) is False
+    assert looks_like_credential("API_KEY") is True
