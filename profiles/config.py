@@ -453,6 +453,19 @@ class PersonaModel(_PersonaFields):
         private["_memo"] = {}
         return made
 
+    def __eq__(self, other: object) -> bool:
+        # what was worked out for a config (its plans, once it made profiles) is no part of what it is
+        if not isinstance(other, PersonaModel):
+            return NotImplemented
+        if type(self) is not type(other) or self.__dict__ != other.__dict__:
+            return False
+        mine, theirs = self.__pydantic_private__ or {}, other.__pydantic_private__ or {}
+        return {k: v for k, v in mine.items() if k != "_memo"} == {k: v for k, v in theirs.items() if k != "_memo"}
+
+    def __hash__(self) -> int:
+        # frozen, so usable as a key or in a set; from what cannot change and equal configs share
+        return hash((type(self), repr(self.name), repr(self.role)))
+
     def __getstate__(self) -> dict[Any, Any]:
         # what was worked out (plans, compiled templates) stays in this process: the copy works it out anew
         state = super().__getstate__()

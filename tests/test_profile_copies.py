@@ -54,3 +54,15 @@ def test_a_profile_sent_to_a_worker_process_renders_there(configs):
     profile = load_profile(configs / "planner.yaml").create_profile("sent")
     with ProcessPoolExecutor(1) as pool:
         assert list(pool.map(_rendered, [profile, profile])) == [_rendered(profile)] * 2
+
+
+def test_a_persona_equals_its_twin_whether_or_not_it_made_profiles(configs):
+    first = ProfileConfig(name="Ada", role="Guide", variables={"topics": ["tides"]})
+    second = ProfileConfig(name="Ada", role="Guide", variables={"topics": ["tides"]})
+    first.create_profile()  # its plan is kept with it: no part of what it is
+    assert first == second and hash(first) == hash(second) and len({first, second}) == 1
+    assert first != ProfileConfig(name="Ada", role="Pilot") and first != ProfileConfig(name="Bo", role="Guide")
+    loaded = load_profile(configs / "planner.yaml")
+    loaded.create_profile()
+    assert loaded == load_profile(configs / "planner.yaml") == pickle.loads(pickle.dumps(loaded))
+    assert {loaded: "planner"}[load_profile(configs / "planner.yaml")] == "planner"
