@@ -104,3 +104,27 @@ def test_a_key_that_is_no_text_looks_like_no_credential(key):
 
     assert looks_like_credential(key) is False
     assert looks_like_credential("API_KEY") is True
+
+
+def test_a_provider_that_cannot_be_asked_as_documented_is_refused_when_registered():
+    from profiles import ConfigProvider
+
+    class KeyOnly(ConfigProvider):
+        name = "key-only"
+
+        def lookup(self, key):
+            return "Ada"
+
+    class NoContext(ConfigProvider):
+        name = "no-context"
+
+        def find(self, key):
+            return None
+
+    with pytest.raises(ConfigError, match=r"lookup\(key\) got an unexpected keyword argument 'language'; write it as "
+                       r"lookup\(self, key, \*, language=None, model=None, deployment=None\)"):
+        register_provider("key-only", KeyOnly())
+    with pytest.raises(ConfigError, match=r"find\(key\) too many positional arguments; write it as find"):
+        register_provider("no-context", NoContext())
+    with pytest.raises(UnknownProviderError):  # neither was registered
+        ProfileConfig(name=DynConfig("Ada", key="lead", provider="key-only"), role="Lead")
