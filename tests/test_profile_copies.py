@@ -66,3 +66,14 @@ def test_a_persona_equals_its_twin_whether_or_not_it_made_profiles(configs):
     loaded.create_profile()
     assert loaded == load_profile(configs / "planner.yaml") == pickle.loads(pickle.dumps(loaded))
     assert {loaded: "planner"}[load_profile(configs / "planner.yaml")] == "planner"
+
+
+def test_a_profiles_context_hashes_so_it_can_key_a_cache():
+    from profiles import Context
+
+    made = ProfileConfig(name="Ada", role="Guide").create_profile(language="fr", deployment="prod")
+    cache = {made.context: "fr/prod"}
+    assert cache[Context(language="fr", deployment="prod")] == "fr/prod"
+    pinned = Context(language="fr", store_versions={"a/b": 2}, overrides={"name": "Bo"})
+    assert hash(pinned) == hash(Context(language="fr", store_versions={"a/b": 2}, overrides={"name": "Bo"}))
+    assert pinned != Context(language="fr") and len({pinned, Context(language="fr")}) == 2
