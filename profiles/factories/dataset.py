@@ -596,7 +596,7 @@ class DatasetProfileFactory(ProfileFactory):
             if variables:
                 update["variables"] = {**base.variables, **variables}
             update["deployments"] = {}
-            config = base.model_copy(update=update)
+            config = base._copy_unchecked(update=update)  # checked above, the base when it was loaded
         context = Context(language=run.language, model=run.model, deployment=run.deployment, base_dir=config._base_dir)
         resolved = resolve_fields(config, context)
         require_fields(config, resolved)
