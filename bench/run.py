@@ -1363,8 +1363,9 @@ def _portable(profile: Any) -> tuple[str, dict[str, Any], Callable[[], str]]:
     """
     floor, variables = _floor_renderer(profile, {})
     source = profile.get_system_prompt_template().replace(" | sentence", "")
+    source = source.replace("{% filter sentence %}", "").replace("{% endfilter %}", "")
     variables = dict(variables)
-    for name in ("role", "goal", "retry_goal"):
+    for name in ("name", "role", "goal", "retry_goal"):
         if variables.get(name):
             variables[name] = _sentence(variables[name])
     return source, variables, floor

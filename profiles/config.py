@@ -9,7 +9,6 @@ applying overlays and rendering happen in the layers above (`resolve`, `deployme
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -30,6 +29,7 @@ from pydantic_core import PydanticCustomError
 from .dynconfig import ConfigInfo
 from .errors import ConfigError, ConfigIssue, edit_distance
 from .fields import (
+    KIND_NAME,
     NO_SETTINGS,
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
@@ -64,9 +64,6 @@ __all__ = [
     "kind_typos",
     "known_field_names",
 ]
-
-#: What a prompt kind's name may look like: it names a template file, `<kind>.j2`.
-_KIND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 #: Kinds every profile can render; a new kind one edit away from one of them is taken for a typo.
 BUILTIN_KINDS = ("system", "user", "write_memory", "react")
@@ -222,7 +219,7 @@ class _PersonaFields(BaseModel):
                 "expected a list of prompt kind names, e.g. [handoff]; got {kind}",
                 {"kind": type_name(value)},
             )
-        bad = [item for item in value if not isinstance(item, str) or not _KIND_NAME.fullmatch(item)]
+        bad = [item for item in value if not isinstance(item, str) or not KIND_NAME.fullmatch(item)]
         if bad:
             raise PydanticCustomError(
                 "kinds_name",

@@ -16,9 +16,9 @@ Provenance names the overlay and the line it was written on (`overlay staging: a
 from __future__ import annotations
 
 import threading
-import warnings
 from typing import Any, TypeVar
 
+from .callers import warn_at_caller
 from .config import DeploymentOverlay, PersonaModel
 from .fields import PROFILE_FIELDS, merge_model_settings
 
@@ -49,12 +49,11 @@ def warn_unknown_deployment(file: str, deployment: str, known: list[str]) -> Non
         if len(_warned) >= MAX_WARNED:  # a server asked for endless made-up names: start over
             _warned.clear()
         _warned.add((file, deployment))
-    warnings.warn(
+    warn_at_caller(
         f"{file}: deployment {deployment!r} has no entry under 'deployments:' (it lists "
         f"{', '.join(known)}); using the base persona. Add '{deployment}:' under 'deployments:' "
         "to give it its own fields, or leave it empty to keep the base persona without this warning",
         UnknownDeploymentWarning,
-        stacklevel=5,
     )
 
 

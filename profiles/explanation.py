@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import FactoryError
+from .errors import ConfigError, ConfigIssue, FactoryError
 from .loader import load_profile
 from .profile import DefaultProfile
 from .profile_config import ProfileConfig
@@ -28,17 +28,27 @@ def explain(
     model: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     rollout_key: str | None = None,
+    name: str | None = None,
+    index: int | None = None,
 ) -> list[ExplainRow]:
     """Where each field of a persona comes from for one context.
 
     `persona` is a persona file's path, a `ProfileConfig`, or an already created profile (then the
     context arguments are not used). The deployment falls back to `PROFILES_DEPLOYMENT`, as in
-    `create_profile`; so does the rollout key, to `PROFILES_ROLLOUT_KEY`.
+    `create_profile`; so does the rollout key, to `PROFILES_ROLLOUT_KEY`. In a file of several
+    `---` personas, `name` or `index` (from 1) picks one, as in `load_profile` and `--name`/`--index`.
 
     Raises:
-        ConfigError: the persona file is invalid.
+        ConfigError: the persona file is invalid, or holds several personas and none was picked.
         ResolutionError: a field cannot be resolved.
     """
+    if isinstance(persona, (str, Path)):
+        persona = load_profile(persona, name=name, index=index)
+    elif name is not None or index is not None:
+        raise ConfigError(ConfigIssue(
+            f"name= and index= pick a persona in a file; a {type(persona).__name__} is one persona already, "
+            "so leave them out"
+        ))
     if isinstance(persona, DefaultProfile):
         return explain_profile(persona)
     if not isinstance(persona, ProfileConfig):

@@ -12,6 +12,7 @@ context as `entry_at`, so the persona model can point at that entry's own line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -62,6 +63,7 @@ __all__ = [
     "base_dir_var",
     "confine_root_var",
     "merge_model_settings",
+    "KIND_NAME",
     "template_sources",
     "type_name",
     "variable_values",
@@ -352,6 +354,11 @@ def _read_template(base_dir: Path, relative: str) -> TemplateSource:
     return TemplateSource(_read_file(base_dir, relative, "template"), f"file:{relative}")
 
 
+#: What a prompt kind's name may look like: it names a template file, `<kind>.j2`, and is what
+#: `kinds:` lists, so `templates:` keys follow the same rule.
+KIND_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
 def template_sources(value: Any) -> Any:
     """Each prompt kind's `{file: path}`, `{inline: text}` or `{store: name}` as a `TemplateSource`."""
     if value is None:
@@ -364,6 +371,13 @@ def template_sources(value: Any) -> Any:
     base_dir = base_dir_var.get() or Path.cwd()
     result: dict[str, TemplateSource] = {}
     for kind, spec in value.items():
+        if not isinstance(kind, str) or not KIND_NAME.fullmatch(kind):
+            raise _at(
+                "template_kind",
+                f"prompt kind {kind!r} is not a name a template file can have; use letters, digits, '_' and '-' "
+                "(at most 64, not starting with a digit or '-'), e.g. handoff",
+                kind,
+            )
         if isinstance(spec, TemplateSource):
             result[str(kind)] = spec
             continue

@@ -345,7 +345,8 @@ def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int 
         raise ConfigError(
             ConfigIssue(
                 f"holds {len(configs)} personas ({names()}); pick one by name or number (--name NAME or --index N "
-                "on the command line, load_profile(path, name=…) in Python), or load them all with load_profiles()",
+                "on the command line, name=… or index=N in Python, as in load_profile(path, name=…) and "
+                "explain(path, name=…)), or load them all with load_profiles()",
                 file=file,
             )
         )

@@ -10,6 +10,7 @@ written on, for provenance and error messages.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import stat
@@ -68,6 +69,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         self.issues: list[ConfigIssue] = []
         #: Per document, the line each field (and each overlay's field) is written on.
         self.field_lines: list[dict[tuple[str, ...], int]] = []
+        self._placed: list[tuple[int, yaml.Node]] = []
 
     def construct_document(self, node: yaml.Node) -> Any:
         # measured before anything is built: an alias bomb loads fast but is huge once walked
@@ -75,11 +77,15 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
         self.field_lines.append(_field_lines(node, self.nested, self.mapped))
+        #: Issues found in this document with the mapping each is in, named by its path once built.
+        self._placed = []
         try:
             return self._build(node, {})
         finally:
             self.constructed_objects = {}
             self.recursive_objects = {}
+            if self._placed:
+                _name_by_path(node, self.issues, self._placed)
 
     def _build(self, node: yaml.Node, built: dict[int, Any]) -> Any:
         """Build plain text, lists and mappings directly; anything else the safe constructor builds.
@@ -116,8 +122,23 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     def _construct_checked(self, node: yaml.MappingNode, deep: bool) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
         kept = []
+        merge: yaml.Node | None = None
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag == "tag:yaml.org,2002:merge":
+                if merge is not None:  # YAML allows one merge key per mapping; a second one silently loses
+                    self._placed.append((len(self.issues), node))
+                    self.issues.append(
+                        ConfigIssue(
+                            f"a second merge key '<<' in one mapping (first at line {merge.start_mark.line + 1}); "
+                            "merge several mappings with one key: <<: [*first, *second]",
+                            "<<",
+                            line=key_node.start_mark.line + 1,
+                            column=key_node.start_mark.column + 1,
+                            code="duplicate_key",
+                        )
+                    )
+                    continue
+                merge = key_node
                 kept.append((key_node, value_node))
                 continue
             key = _key_identity(key_node.value) if isinstance(key_node, yaml.ScalarNode) else id(key_node)
@@ -125,6 +146,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                 first = seen[key].start_mark.line + 1
                 shown = _shown(key_node.value)
                 same = "" if key_node.value == seen[key].value else ", differing only in hidden or look-alike letters"
+                self._placed.append((len(self.issues), node))
                 self.issues.append(
                     ConfigIssue(
                         f"duplicate key {shown} (first at line {first}{same}); keep one of them",
@@ -148,6 +170,31 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                     )
                 )
         return mapping
+
+
+def _name_by_path(root: yaml.Node, issues: list[ConfigIssue], placed: list[tuple[int, yaml.Node]]) -> None:
+    """Name each placed issue's field by its whole path (`variables.a`), not its key alone.
+
+    The constructor sees one mapping at a time, so the path is found afterwards, by a walk
+    over the document's nodes that runs only when a duplicate was found.
+    """
+    paths: dict[int, tuple[str, ...]] = {}
+    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if id(node) in paths:
+            continue
+        paths[id(node)] = path
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+                stack.append((value_node, path if key_node.tag == "tag:yaml.org,2002:merge" else (*path, str(key))))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, (*path, str(index))) for index, child in enumerate(node.value))
+    for index, mapping in placed:
+        prefix = paths.get(id(mapping), ())
+        if prefix:
+            issues[index] = dataclasses.replace(issues[index], field=".".join((*prefix, issues[index].field)))
 
 
 class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]

@@ -143,7 +143,11 @@ def _shapes() -> dict[str, dict[str, Any]]:
             "additionalProperties": False,
         },
     ]
-    shapes["templates"] = {"type": "object", "additionalProperties": {"oneOf": one_key}}
+    shapes["templates"] = {
+        "type": "object",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
+        "additionalProperties": {"oneOf": one_key},
+    }
     shapes["variables"] = {"type": "object"}
     shapes["samples"] = {"type": "object"}
     shapes["tools"] = {

@@ -20,12 +20,12 @@ Templates that depend on the context (`{store: …}`, a dynamic language or mode
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .callers import warn_at_caller
 from .dynconfig import ConfigInfo
 from .errors import ConfigIssue, ProfilesError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS, TemplateSource
@@ -305,9 +305,8 @@ def _warn_unused(config: _Persona, used: set[str]) -> None:
             continue
         found = config.line_of("inputs", name) or config.line_of("inputs")
         where = f"{found[0]}:{found[1]}: " if found else (f"{config.source_file}: " if config.source_file else "")
-        warnings.warn(
+        warn_at_caller(
             f"{where}input {name!r} is declared under 'inputs:' but no template of this persona reads it; "
             "remove the declaration, or use it in a template",
             UnusedInputWarning,
-            stacklevel=4,
         )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profiles import ExplainRow, explain, load_profile
+from profiles import ConfigError, ExplainRow, explain, load_profile
 from profiles.cli import cli
 from profiles.fields import PROFILE_FIELDS
 
@@ -54,6 +54,20 @@ def test_explain_accepts_config_and_profile(configs):
     rows = {row.field: row for row in profile.explain()}
     assert (rows["goal"].value, rows["goal"].source) == ("Be brief.", "override")
     assert explain(profile) == profile.explain()
+
+
+def test_explain_picks_a_persona_in_a_file_of_several_as_its_error_says(write):
+    """Without a pick, the error suggested name=, which explain did not take."""
+    path = write("team.yaml", "name: Ada\nrole: Reviewer\n---\nname: Grace\nrole: Writer\n")
+    with pytest.raises(ConfigError, match=r"holds 2 personas .*explain\(path, name=…\)") as caught:
+        explain(path)
+    assert "--name NAME or --index N" in str(caught.value)
+    by_name = {row.field: row.value for row in explain(path, name="Grace")}
+    by_index = {row.field: row.value for row in explain(str(path), index=2)}
+    assert by_name == by_index and by_name["role"] == "Writer"
+    assert {row.field: row.value for row in explain(path, index=1)}["name"] == "Ada"
+    with pytest.raises(ConfigError, match="a ProfileConfig is one persona already"):
+        explain(load_profile(path, index=1), name="Ada")
 
 
 def test_literal_config_without_file():

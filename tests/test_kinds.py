@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from profiles import ProfileConfig, RenderError, TemplateNotFoundError
+from profiles import ConfigError, ProfileConfig, RenderError, TemplateNotFoundError
 from profiles.cli import cli
 from profiles.loader import load_profile
 
@@ -177,3 +177,25 @@ def test_with_templates_adds_a_kind():
     """with_templates can add a kind the profile did not have."""
     changed = _profile().with_templates(summary="Summarize as {{ name }}.")
     assert changed.format_prompt("summary") == "Summarize as Ada."
+
+
+@pytest.mark.parametrize("kind", ["a b", "", "../etc", "1st", "x.y", "été", "k" * 65])
+def test_a_templates_key_follows_the_rule_kind_names_follow(tmp_path, kind):
+    """`kinds: [a b]` was refused as no name a template file can have, but `templates: {a b: …}` was
+    taken, making a kind no root could hold and no `kinds:` entry could list."""
+    path = tmp_path / "p.yaml"
+    path.write_text(f"name: Ada\nrole: Planner\ntemplates:\n  {kind!r}: {{inline: Plan.}}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.field, issue.line) == (f"templates.{kind}", 4)
+    assert f"prompt kind {kind!r} is not a name a template file can have" in issue.message
+    with pytest.raises(ConfigError, match="not a name a template file can have"):
+        ProfileConfig(name="Ada", role="Planner", templates={kind: {"inline": "Plan."}})
+
+
+def test_a_templates_key_a_kind_may_have_is_taken():
+    config = ProfileConfig(name="Ada", role="Planner", kinds=["plan-b"],
+                           templates={"plan-b": {"inline": "B."}, "_draft2": {"inline": "D."}})
+    profile = config.create_profile()
+    assert (profile.format_prompt("plan-b"), profile.format_prompt("_draft2")) == ("B.", "D.")

@@ -240,6 +240,33 @@ def test_anchors_merge_keys_and_tags_load_as_yaml_says():
     assert document["copy"] is document["base"]
 
 
+def test_two_merge_keys_in_one_mapping_are_refused(write):
+    """A second `<<` in one mapping was accepted silently, the one merge YAML allows losing to it."""
+    path = write("p.yaml", "name: Ada\nrole: Reviewer\nvariables:\n  <<: {tone: calm}\n  <<: {tone: loud}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    (issue,) = caught.value.issues
+    assert (issue.line, issue.column, issue.field) == (5, 3, "variables.<<")
+    assert "second merge key '<<' in one mapping (first at line 4)" in issue.message
+    assert "<<: [*first, *second]" in issue.message
+    one = write("q.yaml", "name: Ada\nrole: Reviewer\nvariables:\n  <<: [{tone: calm}, {pace: slow}]\n")
+    assert load_profile(one).variables == {"tone": "calm", "pace": "slow"}
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("variables:\n  a: 1\n  a: 2\n", "variables.a"),
+    ("tools:\n- name: t\n  name: u\n", "tools.0.name"),
+    ("deployments:\n  prod:\n    goal: g\n    goal: h\n", "deployments.prod.goal"),
+])
+def test_a_nested_duplicate_key_names_its_whole_path(write, text, field):
+    """A duplicate key inside `variables:` was reported as field 'a', as if it were a persona field."""
+    path = write("p.yaml", "name: Ada\nrole: Reviewer\n" + text)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(path)
+    assert any(issue.field == field and "duplicate key" in issue.message for issue in caught.value.issues)
+    assert f"field '{field}': duplicate key" in str(caught.value)
+
+
 def test_a_name_two_personas_share_says_how_to_pick_one(write):
     path = write("team.yaml", "name: Ada\nrole: Reviewer\n---\nname: Ada\nrole: Writer\n")
     with pytest.raises(ConfigError, match=r"holds 2 personas named 'Ada'; .*pick one by number instead \(--index N"):

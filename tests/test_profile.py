@@ -27,6 +27,21 @@ def test_getters(configs):
     assert "observation" in profile.get_write_memory_template()
 
 
+@pytest.mark.parametrize(("name", "language", "first"), [
+    ("Acme Inc.", None, "You are Acme Inc. Your role: Helper."),
+    ("Yahoo!", None, "You are Yahoo! Your role: Helper."),
+    ("Ada", None, "You are Ada. Your role: Helper."),
+    ("小明。", "zh", "你是小明。你的角色：Helper。"),
+    ("小明", "zh", "你是小明。你的角色：Helper。"),
+])
+def test_a_name_that_ends_its_sentence_gets_no_second_stop(name, language, first):
+    """A name ending in "." rendered "You are Acme Inc.." in the system and react prompts."""
+    tools = [{"name": "search", "description": "Search.", "parameters": {"type": "object"}}]
+    profile = ProfileConfig(name=name, role="Helper", language=language, tools=tools).create_profile()
+    assert profile.format_system_prompt().splitlines()[0] == first
+    assert profile.format_prompt("react").splitlines()[0] == first
+
+
 def test_environment_name_changes_at_next_call(configs, monkeypatch):
     config = load_profile(configs / "summarizer.yaml")
     assert "You are Aristotle." in config.create_profile().format_system_prompt()

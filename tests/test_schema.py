@@ -37,6 +37,7 @@ def test_examples_follow_the_schema_and_carry_the_modeline(configs):
         {"name": ["n"], "role": "r"},
         {"name": {"provider": "env"}, "role": "r"},
         {"name": "n", "role": "r", "templates": {"system": {"path": "x"}}},
+        {"name": "n", "role": "r", "templates": {"../plan": {"inline": "x"}}},
     ],
 )
 def test_schema_refuses_what_the_loader_refuses(document):

@@ -18,7 +18,7 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -127,6 +127,44 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _kind(value: Any) -> str:
+    """What a wrong value is, for an error: its type and a short form of it."""
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 60 else shown[:57] + '...'}"
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_types(
+    owner: str, names: Mapping[str, str], checks: Iterable[tuple[str, Any, str, Callable[[Any], bool]]]
+) -> None:
+    """Refuse an argument of the wrong type with what it takes, before it fails deep inside.
+
+    From Python nothing checks the types the signature gives; a dict for `timeout` otherwise
+    failed as "'<=' not supported". `names` maps an option to what the caller calls it (`--timeout`).
+
+    Raises:
+        FactoryError: the first argument of the wrong type, named with what it takes.
+    """
+    for option, value, takes, fits in checks:
+        if not fits(value):
+            raise FactoryError(f"{owner}: {names.get(option, option)} must be {takes}, got {_kind(value)}.")
+
+
 class ChatClient:
     """A thread-safe client for one model on an OpenAI-compatible ``/chat/completions`` endpoint.
 
@@ -169,8 +207,31 @@ class ChatClient:
         headers: Mapping[str, str] | None = None,
         option_names: Mapping[str, str] | None = None,
     ) -> None:
+        if option_names is not None and not (
+            isinstance(option_names, Mapping)
+            and all(isinstance(item, str) for pair in option_names.items() for item in pair)
+        ):
+            raise FactoryError(
+                f"option_names must be a mapping of option to its name, such as {{'base_url': '--base-url'}}, "
+                f"got {_kind(option_names)}."
+            )
         names = dict(option_names or {})
         url_option, model_option = names.get("base_url", "base_url"), names.get("model", "model")
+        check_types("ChatClient", names, (
+            ("base_url", base_url, "text, the server's URL such as 'http://localhost:8000/v1'", _text_or_none),
+            ("model", model, "text, the model's name", _text_or_none),
+            ("api_key", api_key, "text or None", _text_or_none),
+            ("api_key_env", api_key_env, "text, the name of an environment variable", _text),
+            ("timeout", timeout, "a number of seconds", _number),
+            ("backoff", backoff, "a number of seconds", _number),
+            ("max_backoff", max_backoff, "a number of seconds", _number),
+            ("max_retries", max_retries, "a whole number", _whole),
+            ("max_in_flight", max_in_flight, "a whole number", _whole),
+            ("jitter_seed", jitter_seed, "a whole number or None", lambda value: value is None or _whole(value)),
+            ("headers", headers, "a mapping of header names to texts, or None",
+             lambda value: value is None or (isinstance(value, Mapping) and all(
+                 isinstance(item, str) for pair in value.items() for item in pair))),
+        ))
         if not base_url:
             raise FactoryError(f"{url_option} is empty; give the server's URL, such as 'http://localhost:8000/v1'.")
         scheme, _, rest = base_url.partition("://")

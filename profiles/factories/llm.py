@@ -47,7 +47,7 @@ from profiles.errors import ConfigError, ConfigIssue, FactoryError
 from profiles.jsonlines import lone_surrogate
 
 from .base import ProfileFactory
-from .chat import ChatClient, ChatError, ChatReply
+from .chat import ChatClient, ChatError, ChatReply, _kind, _number, _text, _text_or_none, check_types
 from .distinct import DistinctFilter, Embed, Removal
 from .json_reply import normalise_name, parse_json_reply, prompt_hash
 from .plan import SamplingPlan, plan_from
@@ -281,6 +281,38 @@ class LLMProfileFactory(ProfileFactory):
         embedding_threshold: float = 0.9,
         option_names: Mapping[str, str] | None = None,
     ) -> None:
+        if option_names is not None and not isinstance(option_names, Mapping):
+            raise FactoryError(
+                "LLMProfileFactory: option_names must be a mapping of option to its name, such as "
+                f"{{'base_url': '--base-url'}}, got {_kind(option_names)}."
+            )
+        self._names = dict(option_names or {})
+        check_types("LLMProfileFactory", self._names, (
+            ("base_url", base_url, "text, the server's URL such as 'http://localhost:8000/v1', or None with client=",
+             _text_or_none),
+            ("model", model, "text, the model's name, or None with client=", _text_or_none),
+            ("api_key_env", api_key_env, "text, the name of an environment variable", _text),
+            ("language", language, "text such as 'en' or 'zh', or None", _text_or_none),
+            ("timeout", timeout, "a number of seconds", _number),
+            ("temperature", temperature, "a number or None", lambda value: value is None or _number(value)),
+            ("dedupe", dedupe, "a number between 0 and 1, or None", lambda value: value is None or _number(value)),
+            ("embedding_threshold", embedding_threshold, "a number between 0 and 1", _number),
+            ("plan", plan, "a SamplingPlan, the path of a plan file, its data as a mapping, or None",
+             lambda value: value is None or isinstance(value, (SamplingPlan, str, Path, Mapping))),
+            ("template_dirs", template_dirs, "a list of folders (texts or Paths)",
+             lambda value: isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))),
+            ("examples", examples, "a list of personas (dicts of fields or ProfileConfigs)",
+             lambda value: isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))),
+            ("client", client, "a ChatClient or None", lambda value: value is None or isinstance(value, ChatClient)),
+            ("embed", embed, "a callable that embeds texts, or None", lambda value: value is None or callable(value)),
+        ))
+        template_dirs = tuple(template_dirs)
+        for folder in template_dirs:
+            if not isinstance(folder, (str, Path)):
+                raise FactoryError(
+                    f"LLMProfileFactory: each of {self._option('template_dirs')} must be a folder (a text or a "
+                    f"Path), got {_kind(folder)}."
+                )
         self.plan = plan_from(plan)
         if count is None and self.plan is not None:
             count = self.plan.count
@@ -288,7 +320,6 @@ class LLMProfileFactory(ProfileFactory):
             raise FactoryError("LLMProfileFactory needs a count: how many personas to make (or a plan with count:).")
         if seed is None and self.plan is not None:
             seed = self.plan.seed
-        self._names = dict(option_names or {})
         for option, value, least in (
             ("count", count, 1),
             ("batch_size", batch_size, 1),

@@ -10,7 +10,7 @@ has none (a role, say) is listed under `metadata.imported.derived` and its prove
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,22 +23,47 @@ __all__ = ["Draft", "ImportResult", "ImportedPersona", "Note", "is_reference", "
 
 #: The persona fields in the order an imported persona file lists them.
 _ORDER = (
-    "name", "role", "goal", "desc", "expand_prompt", "constraints", "examples", "language", "model", "avatar",
-    "model_settings", "output_schema", "inputs", "variables", "samples", "tools", "templates", "roles",
-    "messages", "metadata",
+    "name", "role", "goal", "retry_goal", "desc", "expand_prompt", "constraints", "retry_constraints", "examples",
+    "language", "model", "avatar", "model_settings", "output_schema", "inputs", "variables", "samples", "tools",
+    "templates", "kinds", "roles", "messages", "metadata",
 )
 
 #: Persona fields an export keeps in a format's free-form metadata, and an import puts back.
 RESTORED_FIELDS = (
     "role", "goal", "desc", "expand_prompt", "constraints", "examples", "language", "avatar", "retry_goal",
-    "retry_constraints", "variables", "samples", "metadata",
+    "retry_constraints", "variables", "samples", "kinds", "metadata",
 )
+
+#: What an export keeps in `agent_profiles:` besides fields, for the prompt kinds the format's
+#: messages cannot name: each message's kind, in order, and the kinds that are no message.
+KIND_KEYS = ("message_kinds", "templates")
 
 #: Fields an export keeps in the format's free-form metadata only where the format's own fields
 #: (Prompty's and Agent Spec's outputs and tools) cannot hold them exactly; read back, they win.
 EXACT_FIELDS = ("output_schema", "tools")
 
 _ENV_REFERENCE = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_.\-]*)(?::(.*))?\}$", re.S)
+
+
+def message_kinds(roles: Sequence[str]) -> list[str]:
+    """The prompt kind an import names each message by, from the roles of the messages in order.
+
+    The first system message is the system prompt, the last user message the user prompt, and
+    any other is `turn_<n>`. An export compares its kinds with these to know whether it must
+    keep their names.
+    """
+    user_index = max((index for index, role in enumerate(roles) if role == "user"), default=None)
+    kinds = []
+    system_taken = False
+    for index, role in enumerate(roles):
+        if role == "system" and not system_taken:
+            kinds.append("system")
+            system_taken = True
+        elif index == user_index:
+            kinds.append("user")
+        else:
+            kinds.append(f"turn_{index + 1}")
+    return kinds
 
 
 def is_reference(value: Any) -> bool:
@@ -160,6 +185,10 @@ class Draft:
     pinned: set[str] = field(default_factory=set)
     #: The file a field came from where it is not `file` (a prompt folder's config.json).
     files: dict[str, str] = field(default_factory=dict)
+    #: Each message's prompt kind as an export kept it (`agent_profiles.message_kinds`), if it did.
+    kept_kinds: list[str] | None = None
+    #: Kinds that are no message, kept whole by an export (`agent_profiles.templates`).
+    kept_templates: dict[str, Any] = field(default_factory=dict)
 
     # recording ---------------------------------------------------------------------------------
     def note(self, kind: str, message: str, line: int | None = None, *, file: str | None = None) -> None:
@@ -254,6 +283,8 @@ class Draft:
                 self.pinned.discard(key)
                 self.set(key, value, line)
                 self.pinned.add(key)
+            elif key in KIND_KEYS:
+                self._restore_kinds(key, value, line)
             elif key not in RESTORED_FIELDS:
                 self.drop(f"metadata.agent_profiles.{key}", "only plain persona fields are read back from metadata",
                           line)
@@ -264,31 +295,50 @@ class Draft:
             else:
                 self.set(key, value, line)
 
+    def _restore_kinds(self, key: str, value: Any, line: int | None) -> None:
+        from ..fields import KIND_NAME
+
+        if key == "message_kinds":
+            if isinstance(value, list) and all(isinstance(kind, str) and KIND_NAME.fullmatch(kind) for kind in value):
+                self.kept_kinds = list(value)
+            else:
+                self.drop("metadata.agent_profiles.message_kinds", "it is not a list of prompt kind names", line)
+            return
+        if not isinstance(value, Mapping):
+            self.drop("metadata.agent_profiles.templates", "it is not a mapping of prompt kind to {inline: text}", line)
+            return
+        for kind, spec in value.items():
+            # only inline text: a file or store reference would read what the imported file does not hold
+            if (isinstance(kind, str) and KIND_NAME.fullmatch(kind) and isinstance(spec, Mapping)
+                    and set(spec) == {"inline"} and isinstance(spec["inline"], str)):
+                self.kept_templates[kind] = {"inline": spec["inline"]}
+            else:
+                self.drop(f"metadata.agent_profiles.templates.{kind}", "a kept template is {inline: text}", line)
+
     def layout(self, texts: list[tuple[str, str, int | None]], history_after: int | None) -> None:
         """Templates from (role, text, line) messages, and `messages:` where they differ from the default.
 
         The first system message is the system prompt, the last user message the user prompt, and
-        any other becomes a prompt kind `turn_<n>` sent with its role. The history goes after
-        message `history_after`, else before the user prompt.
+        any other becomes a prompt kind `turn_<n>` sent with its role, unless an export kept the
+        kinds' own names (`agent_profiles.message_kinds`). The history goes after message
+        `history_after`, else before the user prompt.
         """
         templates: dict[str, Any] = {}
         slots: list[dict[str, Any]] = []
-        user_index = max((index for index, (role, _, _) in enumerate(texts) if role == "user"), default=None)
-        system_taken = False
+        kinds = message_kinds([role for role, _, _ in texts])
+        kept = self.kept_kinds
+        if kept is not None and (len(kept) != len(texts) or len(set(kept)) != len(kept)):
+            self.drop("metadata.agent_profiles.message_kinds", f"it names {len(kept)} prompt kinds for the file's "
+                      f"{len(texts)} messages; the messages are named by their place")
+            kept = None
         for index, (role, text, line) in enumerate(texts):
             if role not in ("system", "developer", "user", "assistant"):
                 self.drop(f"the {role} message", "persona messages have no such role", line)
                 continue
-            if role == "system" and not system_taken:
-                kind = "system"
-                system_taken = True
-            elif index == user_index:
-                kind = "user"
-            else:
-                kind = f"turn_{index + 1}"
+            kind = kinds[index] if kept is None else kept[index]
             templates[kind] = {"inline": text}
             slot: dict[str, Any] = {"kind": kind}
-            if kind not in ("system", "user"):
+            if kind not in ("system", "user") or kind != role:
                 slot["role"] = role
             slots.append(slot)
             if history_after == index:
@@ -304,6 +354,10 @@ class Draft:
     def data(self) -> dict[str, Any]:
         """The persona as a mapping, fields in the usual order, metadata last."""
         fields = dict(self.fields)
+        if self.kept_templates:  # kinds that are no message, after the messages' own
+            own = dict(fields.get("templates") or {})
+            kept = {kind: spec for kind, spec in self.kept_templates.items() if kind not in own}
+            fields["templates"] = {**own, **kept}
         if self.inputs:
             # required is the default: written only where an input is optional
             fields["inputs"] = {

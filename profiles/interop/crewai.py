@@ -219,7 +219,8 @@ def _agent(
 
 
 def _kind(task_id: str, taken: dict[str, Any]) -> str:
-    kind = slug(task_id)
+    # a kind names a template file, at most 64 characters: room is left for the suffixes below
+    kind = slug(task_id)[:48].rstrip("_")
     if kind in ("system", "user", "write_memory", "react"):
         kind += "_task"
     while kind in taken:

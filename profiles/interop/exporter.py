@@ -121,6 +121,10 @@ class Exportable:
                 if kept:
                     block["metadata"] = kept
                 continue
+            if name == "kinds":  # not a resolved field: the persona's own list, as written
+                if self.config.kinds:
+                    block["kinds"] = list(self.config.kinds)
+                continue
             value = self._written(name)
             if value not in (None, {}, [], ()):
                 block[name] = value

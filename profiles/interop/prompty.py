@@ -718,6 +718,25 @@ def _reference(item: Any, name: str) -> Any:
 _BOUNDARY = re.compile(r"(?im)^[ \t]*#?[ \t]*(system|user|assistant|developer)(\[[^\]\n]*\])?[ \t]*:[ \t]*$")
 
 
+def _keep_kinds(item: Any, home: dict[str, Any]) -> None:
+    """Keep in `home` what Prompty's role sections cannot say about the persona's prompt kinds.
+
+    A section has a role, not a kind: an import names messages by their place (`turn_2`), so the
+    kinds' own names are kept where they differ, and the kinds sent as no message, which have
+    no section, are kept whole; `format_prompt("plan")` then works after a round trip.
+    """
+    from ._draft import message_kinds
+
+    sent = [message for message in item.messages if message.kind is not None]
+    kinds = [str(message.kind) for message in sent]
+    if kinds != message_kinds([message.role for message in sent]):
+        home["message_kinds"] = kinds
+    others = {kind: {"inline": message.written if message.written is not None else _jinja_text(item, message.pieces)}
+              for kind, message in item.others.items() if kind not in kinds}
+    if others:
+        home["templates"] = others
+
+
 def _property(name: str, schema: Any) -> dict[str, Any]:
     prop: dict[str, Any] = {"name": name}
     if isinstance(schema, dict):
@@ -852,6 +871,7 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
     again = _outputs_schema(front.get("outputs"))
     item.keep_exact(home, output_schema=None if again is None else {"name": slug(front["name"]), "schema": again},
                     tools=[_function_tool(tool) for tool in front.get("tools", ())])
+    _keep_kinds(item, home)
     if home:
         metadata["agent_profiles"] = home
     if not metadata:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..callers import warn_at_caller
 from ..context import Context, Resolved
 from ..environ import getenv
 from ..errors import ConfigError, PromptNotFoundError, ResolutionError, StoreError, StoreNotFoundError
@@ -265,7 +265,7 @@ class StoreProvider(ConfigProvider):
                 served = f"serving {before.source.removeprefix('store:')} from before"
             else:
                 served = "with no earlier answer to serve (a field then uses its default)"
-            warnings.warn(f"prompt store unreachable while reading {key!r}, {served}: {exc}", StaleStoreWarning, 3)
+            warn_at_caller(f"prompt store unreachable while reading {key!r}, {served}: {exc}", StaleStoreWarning)
             return _Entry(good, now, good, exc)
         return _Entry(match, now, match)
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 import fnmatch
 import re
 import threading
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
+from dataclasses import replace as _replace
 from pathlib import Path
+from typing import Any
 
+from ..callers import warn_at_caller
 from ..errors import ConfigError, ConfigIssue
 from .templates import DEFAULT_FAMILY, FAMILIES_FILE
 
@@ -63,7 +65,7 @@ def _warn_once(model: str, message: str) -> None:
         if model in _warned:
             return
         _warned.add(model)
-    warnings.warn(message, UnknownModelWarning, stacklevel=4)
+    warn_at_caller(message, UnknownModelWarning)
 
 
 class FamilyRules:
@@ -134,51 +136,66 @@ def load_family_rules(roots: Iterable[Path]) -> FamilyRules:
 
 
 def _read_rules(path: Path) -> list[FamilyRule]:
-    import yaml
-
-    from ..safe_yaml import safe_load
+    from ..safe_yaml import read_documents
 
     file = str(path)
     if path.stat().st_size > MAX_RULES_BYTES:
         raise ConfigError(ConfigIssue(f"over the {MAX_RULES_BYTES}-byte limit for a rules file", file=file))
     try:
-        data = safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(ConfigIssue(f"cannot read family rules: {exc}", file=file)) from None
-    if data is None:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(ConfigIssue(f"cannot read family rules: not UTF-8 text ({exc.reason})", file=file)) from None
+    # the persona files' reader: duplicate keys are refused, and YAML errors carry their line
+    documents, problems, _ = read_documents(text, file)
+    if problems:  # duplicate keys, keys that are not text
+        raise ConfigError([_replace(issue, file=file) for issue in problems])
+    held = [index for index, document in enumerate(documents) if document is not None]
+    if not held:
         return []
-    items = data.get("rules") if isinstance(data, dict) else None
-    if not isinstance(items, list) or set(data) - {"rules"}:
-        raise ConfigError(
-            ConfigIssue(
-                "expected a mapping with one key, 'rules', holding a list of {match, family}", file=file
-            )
-        )
+    found: list[tuple[str, tuple[Any, ...], str]] = []  # (field, path in the file, message)
+    data, at = documents[held[0]], held[0]
+    if len(held) > 1:
+        found.append(("", (), "holds several YAML documents; keep the rules in one"))
+    elif not isinstance(data, dict) or not isinstance(data.get("rules"), list):
+        found.append(("rules" if isinstance(data, dict) and "rules" in data else "", ("rules",),
+                      "expected a mapping with one key, 'rules', holding a list of {match, family}"))
+    else:
+        found.extend((str(key), (key,), f"unknown key {str(key)!r}; a rules file holds only 'rules'")
+                     for key in data if key != "rules")
+    if found:
+        raise ConfigError(_placed(text, at, file, found, keys={(key,) for key in data if key != "rules"}
+                                  if isinstance(data, dict) else set()))
     rules = []
-    issues = []
-    for index, item in enumerate(items):
+    for index, item in enumerate(data["rules"]):
         where = f"rules.{index}"
         if not isinstance(item, dict) or set(item) != {"match", "family"}:
-            issues.append(
-                ConfigIssue("each rule is a mapping with exactly 'match' and 'family'", where, file)
-            )
+            extra = sorted(str(key) for key in item if key not in ("match", "family")) if isinstance(item, dict) else []
+            also = f" (remove {', '.join(repr(key) for key in extra)})" if extra else ""
+            found.append((where, ("rules", index), f"each rule is a mapping with exactly 'match' and 'family'{also}"))
             continue
         pattern, family = item["match"], item["family"]
         if not isinstance(pattern, str) or not pattern.strip():
-            issues.append(
-                ConfigIssue("'match' must be a non-empty fnmatch pattern, e.g. 'granite*'", where, file)
-            )
+            found.append((f"{where}.match", ("rules", index, "match"),
+                          "'match' must be a non-empty fnmatch pattern, e.g. 'granite*'"))
             continue
         if not isinstance(family, str) or not _FAMILY_NAME.match(family):
-            issues.append(
-                ConfigIssue(
-                    f"'family' {family!r} must be a folder name of lower-case letters, digits, '_', '.', '-'",
-                    where,
-                    file,
-                )
-            )
+            found.append((f"{where}.family", ("rules", index, "family"),
+                          f"'family' {family!r} must be a folder name of lower-case letters, digits, '_', '.', '-'"))
             continue
         rules.append(FamilyRule(pattern.strip(), family, f"{file} rule {index + 1}"))
-    if issues:
-        raise ConfigError(issues)
+    if found:
+        raise ConfigError(_placed(text, at, file, found, keys=set()))
     return rules
+
+
+def _placed(text: str, document: int, file: str, found: list[tuple[str, tuple[Any, ...], str]],
+            keys: set[tuple[Any, ...]]) -> list[ConfigIssue]:
+    """The problems as issues at their lines, found by composing the file again: only on failure."""
+    from ..safe_yaml import locator
+
+    locate = locator(text, document, keys)
+    issues = []
+    for field, loc, message in found:
+        line, column = locate(loc) if loc else (None, None)
+        issues.append(ConfigIssue(message, field, file, line, column))
+    return issues

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -412,6 +413,43 @@ def test_bad_options(chat_server, options, text):
         make_factory(chat_server, **options)
 
 
+@pytest.mark.parametrize(
+    ("options", "text"),
+    [
+        ({"timeout": {}}, "timeout must be a number of seconds, got dict {}"),
+        ({"timeout": True}, "timeout must be a number of seconds, got bool True"),
+        ({"plan": 5}, "plan must be a SamplingPlan, the path of a plan file, its data as a mapping, or None"),
+        ({"base_url": 5}, "base_url must be text, the server's URL"),
+        ({"model": 5}, "model must be text"),
+        ({"api_key_env": 5}, "api_key_env must be text, the name of an environment variable"),
+        ({"language": 5}, "language must be text"),
+        ({"temperature": "hot"}, "temperature must be a number or None, got str 'hot'"),
+        ({"dedupe": "x"}, "dedupe must be a number between 0 and 1, or None"),
+        ({"embedding_threshold": "x"}, "embedding_threshold must be a number"),
+        ({"template_dirs": "prompts"}, "template_dirs must be a list of folders"),
+        ({"template_dirs": [5]}, "each of template_dirs must be a folder"),
+        ({"examples": 5}, "examples must be a list of personas"),
+        ({"client": 5}, "client must be a ChatClient or None"),
+        ({"embed": 5}, "embed must be a callable"),
+        ({"option_names": 5}, "option_names must be a mapping"),
+        ({"option_names": {"timeout": "--timeout"}, "timeout": "x"}, "--timeout must be a number of seconds"),
+    ],
+)
+def test_wrong_typed_options_are_a_factory_error_saying_what_they_take(chat_server, options, text):
+    """From Python, a dict for timeout or a number for plan or base_url raised a bare TypeError or
+    AttributeError from deep inside; the CLI checks these, and now the factory does too."""
+    arguments = {"base_url": chat_server.url, "model": MODEL, "rules": RULES, "count": 1, **options}
+    with pytest.raises(FactoryError, match=re.escape(text)):
+        LLMProfileFactory(arguments.pop("base_url"), arguments.pop("model"), **arguments)
+
+
+def test_a_chat_client_refuses_wrong_types_with_what_it_takes():
+    with pytest.raises(FactoryError, match=re.escape("ChatClient: base_url must be text")):
+        ChatClient(5, MODEL)  # type: ignore[arg-type]
+    with pytest.raises(FactoryError, match=re.escape("ChatClient: headers must be a mapping")):
+        ChatClient("http://127.0.0.1:9/v1", MODEL, headers=["x"])  # type: ignore[arg-type]
+
+
 def test_invalid_example_names_its_position(chat_server):
     """An invalid example persona is a ConfigError naming the example and field."""
     with pytest.raises(ConfigError) as caught:
@@ -496,7 +534,6 @@ def test_split_covers_the_total(total, size):
 
 def readme_section_block(lang: str) -> str:
     """The ```lang block of README.md's section on generating personas."""
-    import re
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")

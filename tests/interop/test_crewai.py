@@ -79,6 +79,17 @@ def test_check_reports_only_the_inputs_crewai_gives_at_kickoff(tmp_path):
     }
 
 
+def test_a_long_task_id_becomes_a_kind_a_template_file_can_be_named(tmp_path):
+    """A prompt kind is at most 64 characters; a CrewAI task id has no such bound."""
+    task_id = "research_" + "the_market_" * 8
+    (tmp_path / "agents.yaml").write_text("writer:\n  role: Writer\n  goal: Write\n  backstory: B\n")
+    (tmp_path / "tasks.yaml").write_text(f"{task_id}:\n  description: D\n  expected_output: E\n  agent: writer\n")
+    (persona,) = interop.load("crewai", tmp_path).personas
+    (kind,) = [kind for kind in persona.config.templates if kind not in ("system", "user")]
+    assert len(kind) <= 64 and task_id.startswith(kind)
+    assert persona.config.create_profile().format_prompt(kind).startswith("D")
+
+
 def test_a_task_for_an_unknown_agent_is_reported(tmp_path):
     (tmp_path / "agents.yaml").write_text("writer:\n  role: Writer\n  goal: Write\n  backstory: B\n")
     (tmp_path / "tasks.yaml").write_text("t:\n  description: D\n  expected_output: E\n  agent: editor\n")

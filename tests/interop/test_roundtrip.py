@@ -393,6 +393,63 @@ def test_an_output_schema_that_is_no_object_is_kept_in_metadata_and_comes_back(w
     assert again.config.create_profile().output_schema.as_dict() == {"type": "array", "items": {"type": "string"}}
 
 
+@pytest.mark.parametrize("format", ["prompty", "agentspec"])
+def test_the_retry_goal_and_constraints_come_back_from_an_export(write, tmp_path, format):
+    """Written under metadata.agent_profiles, but left out of the imported persona: lost silently."""
+    path = write("p.yaml", "name: Ada\nrole: Planner\nmodel: gpt-4o\nretry_goal: Try again.\n"
+                 "retry_constraints: [Be exact.]\n")
+    files, _ = export(path, format)
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load(format, tmp_path / name).personas
+    profile = again.config.create_profile()
+    assert (profile.values["retry_goal"], profile.get_retry_constraints()) == ("Try again.", ["Be exact."])
+
+
+OWN_KINDS_PERSONA = """\
+name: Ada
+role: Planner
+model: gpt-4o
+kinds: [users]
+templates:
+  plan: {inline: "Plan the steps for {{ question }}."}
+  users: {inline: "Answer for every user."}
+  review: {inline: "Review the plan for {{ question }}."}
+messages:
+  - {kind: system}
+  - {kind: plan, role: developer}
+  - {kind: users, role: assistant}
+  - {history: true}
+  - {kind: user}
+"""
+
+
+def test_a_prompty_round_trip_keeps_the_persona_s_own_prompt_kinds(write, tmp_path):
+    """Prompty sections have roles, not kinds: an import named them turn_2, turn_3, so
+    format_prompt("plan") failed afterwards, and a kind sent as no message (review) was lost."""
+    config = load_profile(write("p.yaml", OWN_KINDS_PERSONA))
+    files, _ = export(config, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load("prompty", tmp_path / name).personas
+    before, after = config.create_profile(), again.config.create_profile()
+    for kind in ("plan", "users", "review"):
+        assert after.format_prompt(kind, question="Q") == before.format_prompt(kind, question="Q")
+    assert [slot.kind for slot in after.layout] == ["system", "plan", "users", None, "user"]
+    history = [{"role": "user", "content": "Hi"}]
+    assert after.format_messages(question="Q", history=history) == before.format_messages(question="Q",
+                                                                                             history=history)
+    assert again.config.kinds == ("users",)
+    files_again, _ = export(again.config, "prompty")
+    assert files_again == files  # and the next round trip writes the same file
+
+
+def test_prompty_kinds_named_as_an_import_names_them_keep_no_extra_metadata(write):
+    files, _ = export(write("p.yaml", "name: Ada\nrole: Planner\nmodel: gpt-4o\n"), "prompty")
+    ((text),) = files.values()
+    assert "message_kinds" not in text and "agent_profiles:\n    role: Planner\nmodel:" in text
+
+
 WHITESPACE_TEMPLATE = (
     "{% if tier %}\nPlan: {{ tier }}\n{% endif %}\nItems:\n  {% for item in items %}\n  - {{ item }}\n"
     "  {% endfor %}\n{# a note #}\nTicket: {{ ticket }}\n\n{% if ticket %}\n\n  Thanks.\n{% endif %}\n"

@@ -166,6 +166,49 @@ def test_bad_rules_file_is_reported(tmp_path, text, message):
     assert str(tmp_path / "families.yaml") in str(info.value)
 
 
+def test_a_bad_rule_is_reported_at_its_line(tmp_path):
+    """Errors in a families.yaml named the rule ('rules.1') but not the line it is written on."""
+    _write(tmp_path / "families.yaml", (
+        "rules:\n"
+        "  - match: 'acme-*'\n"
+        "    family: acme\n"
+        "  - {match: '', family: x}\n"
+        "  - match: 'b*'\n"
+        "    family: Bad Name\n"
+        "  - [1]\n"
+        "  - {match: a, family: b, colour: red}\n"
+    ))
+    with pytest.raises(ConfigError) as info:
+        load_family_rules([tmp_path])
+    file = str(tmp_path / "families.yaml")
+    assert [(issue.file, issue.line, issue.column, issue.field) for issue in info.value.issues] == [
+        (file, 4, 13, "rules.1.match"), (file, 6, 13, "rules.2.family"),
+        (file, 7, 5, "rules.3"), (file, 8, 5, "rules.4"),
+    ]
+    expected = f"{file}:8:5: field 'rules.4': each rule is a mapping with exactly 'match' and 'family' "
+    expected += "(remove 'colour')"
+    assert expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("rules:\n  - {match: a, family: b}\ncolour: red\n", ":3:1: field 'colour': unknown key 'colour'"),
+        ("rules: 5\n", ":1:8: field 'rules': expected a mapping with one key, 'rules'"),
+        ("rules:\n  - {match: a, family: b}\nrules:\n  - {match: c, family: d}\n",
+         ":3:1: field 'rules': duplicate key 'rules' (first at line 1)"),
+        ("rules:\n  - {match: a, family: b, family: c}\n", ":2:27: field 'rules.0.family': duplicate key 'family'"),
+        ("rules: [\n", ":2:1: invalid YAML"),
+    ],
+)
+def test_a_bad_rules_file_names_the_line_and_refuses_duplicate_keys(tmp_path, text, shown):
+    """A second `rules:` silently replaced the first; a top-level problem had no line."""
+    _write(tmp_path / "families.yaml", text)
+    with pytest.raises(ConfigError) as info:
+        load_family_rules([tmp_path])
+    assert f"{tmp_path / 'families.yaml'}{shown}" in str(info.value)
+
+
 def test_bundled_rules_know_common_models():
     """Common model names need no rule of the user's and do not warn."""
     rules = load_family_rules([bundled_root()])
