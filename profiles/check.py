@@ -27,10 +27,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigIssue, ProfilesError, SecretError, closest
+from .errors import ConfigError, ConfigIssue, ProfilesError, SecretError, closest
 from .validate import kind_inputs
 
 __all__ = ["CheckReport", "check_paths", "kind_samples", "prompt_kinds"]
@@ -48,18 +49,37 @@ class CheckReport:
         return not self.issues
 
 
-def check_paths(paths: Iterable[str | Path]) -> CheckReport:
+#: No item: what `next` gives when every path given is a path.
+_NONE = object()
+
+
+def check_paths(paths: str | Path | Iterable[str | Path]) -> CheckReport:
     """Load and render every persona in `paths`: files, or folders walked with their subfolders.
 
-    Folders are walked as `loader.load_persona_files` says, leaving out dataset mappings, family
-    rules and parents (checked through each child). Never raises for a problem in a persona: every
-    problem is an issue of the report.
+    One path may be given as it is (`check_paths("personas/")`). Folders are walked as
+    `loader.load_persona_files` says, leaving out dataset mappings, family rules and parents
+    (checked through each child). Never raises for a problem in a persona: every problem is an
+    issue of the report.
+
+    Raises:
+        ConfigError: `paths` is neither a path nor a list of paths.
     """
     from .loader import load_persona_files
 
     report = CheckReport()
+    if isinstance(paths, (str, PathLike)):
+        paths = [paths]  # one path, not the characters of its name (a "/" among them walked the whole disk)
     try:
-        files = load_persona_files([Path(path) for path in paths])
+        items = list(paths)
+    except TypeError:
+        items = [paths]
+    bad = next((item for item in items if not isinstance(item, (str, PathLike))), _NONE)
+    if bad is not _NONE:
+        raise ConfigError(
+            f"check_paths takes a path or a list of paths (text or pathlib.Path), got {type(bad).__name__}"
+        )
+    try:
+        files = load_persona_files([Path(path) for path in items])
     except ProfilesError as exc:
         report.issues.append(ConfigIssue(exc.message))
         return report

@@ -444,11 +444,67 @@ class PersonaModel(_PersonaFields):
         )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> PersonaModel:
-        """A copy with `update` applied; what was worked out for this config is not carried over."""
+        """A copy with `update` applied, each value checked as the constructor checks it; what was
+        worked out for this config is not carried over.
+
+        (pydantic's own `model_copy` takes the values unchecked: `constraints="abc"` became three
+        constraints, `name=5` rendered "You are 5.")
+
+        Raises:
+            ConfigError: an updated value is invalid, or a key names no field.
+        """
+        if update:
+            update = self._checked_update(update)
+        return self._copy_unchecked(update=update, deep=deep)
+
+    def _copy_unchecked(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> PersonaModel:
+        """`model_copy` of values checked already (a deployment's overlay, a dataset row's fields)."""
         made = super().model_copy(update=update, deep=deep)
         private = made.__pydantic_private__
         private["_memo"] = {}
         return made
+
+    def _checked_update(self, update: Mapping[str, Any]) -> dict[str, Any]:
+        known = type(self).model_fields
+        unknown = sorted(str(name) for name in update if name not in known)
+        if unknown:
+            raise ConfigError(
+                f"cannot update unknown field(s) {', '.join(unknown)}; fields are {', '.join(known)}"
+            )
+        token = _PARTIAL.set(True)  # the values alone: the rest of the persona was checked already
+        try:
+            checked = type(self)(**update)
+        finally:
+            _PARTIAL.reset(token)
+        return {name: getattr(checked, name) for name in update}
+
+    def __eq__(self, other: object) -> bool:
+        # what was worked out for a config (its plans, once it made profiles) is no part of what it is
+        if not isinstance(other, PersonaModel):
+            return NotImplemented
+        if type(self) is not type(other) or self.__dict__ != other.__dict__:
+            return False
+        mine, theirs = self.__pydantic_private__ or {}, other.__pydantic_private__ or {}
+        return {k: v for k, v in mine.items() if k != "_memo"} == {k: v for k, v in theirs.items() if k != "_memo"}
+
+    def __hash__(self) -> int:
+        # frozen, so usable as a key or in a set; from what cannot change and equal configs share
+        return hash((type(self), repr(self.name), repr(self.role)))
+
+    def __getstate__(self) -> dict[Any, Any]:
+        # what was worked out (plans, compiled templates) stays in this process: the copy works it out anew
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private and private.get("_memo"):
+            state["__pydantic_private__"] = {**private, "_memo": {}}
+        return state
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> PersonaModel:
+        memo = {} if memo is None else memo
+        private = self.__pydantic_private__ or {}
+        if "_memo" in private:
+            memo[id(private["_memo"])] = {}  # the copy starts with nothing worked out, as after model_copy
+        return super().__deepcopy__(memo)
 
     @property
     def source_file(self) -> str | None:

@@ -38,6 +38,10 @@ class Context:
     rollout_key: str | None = None
     store_versions: Mapping[str, int] = field(default_factory=dict)
 
+    def __hash__(self) -> int:
+        # frozen, so usable as a cache key; the two mappings are left out (equal contexts agree on the rest)
+        return hash((self.language, self.model, self.deployment, self.base_dir, self.rollout_key))
+
 
 @dataclass(frozen=True)
 class Resolved:

@@ -105,7 +105,7 @@ def apply_overlay(config: Config, deployment: str, overlay: DeploymentOverlay) -
         if field in PROFILE_FIELDS or field == "output_schema":
             where = config.line_of("deployments", deployment, field)
             sources[field] = f"overlay {deployment}: {where[0]}:{where[1]}" if where else f"overlay {deployment}"
-    made = config.model_copy(update=updates)
+    made = config._copy_unchecked(update=updates)  # each value was checked with the persona
     # model_copy shares private attributes; the copy needs its own
     made._overlay_sources = sources
     made._lines = config._lines

@@ -120,6 +120,11 @@ class ConfigInfo:
         return f"ConfigInfo({', '.join(parts)})"
 
 
+def _is_number(value: Any) -> bool:
+    """A model setting's default may be a number (`DynConfig(0.2, key="TEMPERATURE")`); true/false is none."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stands for one
     default: Any = None,
     *,
@@ -134,7 +139,8 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
     """Describe a field resolved at `create_profile` time.
 
     Args:
-        default: used when there is no key or the provider answers nothing or "".
+        default: used when there is no key or the provider answers nothing or "": text, a list
+            of texts, or, for a model setting, a number.
         key: what to ask the provider for.
         provider: a registered provider name (`env`, `store`, or your own); default `env`,
             or `store` when `category="agent"`.
@@ -159,7 +165,7 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
     if isinstance(default, (list, tuple)):
         is_list = True
         default = [str(item) if not isinstance(item, str) else item for item in default]
-    elif default is not None and not isinstance(default, str):
+    elif default is not None and not isinstance(default, str) and not _is_number(default):
         raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")
     if provider is not None:
         get_provider(provider)  # an unknown name fails here, when the field is defined

@@ -128,9 +128,21 @@ def _dynamic(value: Mapping[str, Any], *, list_field: bool) -> ConfigInfo:
     if list_field:
         options.setdefault("is_list", True)
     try:
-        return DynConfig(**options)
+        info = DynConfig(**options)
     except ProfilesError as exc:
         raise PydanticCustomError("dynamic_field", "{reason}", {"reason": exc.message}) from None
+    _text_default(info)  # a number default is a model setting's (which reads it as text first), no field's
+    return info
+
+
+def _text_default(info: ConfigInfo) -> None:
+    """Refuse a dynamic text or list field whose default is a number: only a model setting takes one."""
+    if info.default is not None and not isinstance(info.default, (str, list, tuple)):
+        raise PydanticCustomError(
+            "dynamic_field",
+            "{reason}",
+            {"reason": f"default must be text or a list of text, got {type(info.default).__name__}"},
+        )
 
 
 def _text(value: Any) -> Any:
@@ -139,6 +151,7 @@ def _text(value: Any) -> Any:
     if isinstance(value, Mapping):
         value = _dynamic(value, list_field=False)
     if isinstance(value, ConfigInfo):
+        _text_default(value)
         if value.is_list:  # it would resolve to a list, printed into the prompt as Python writes one
             raise PydanticCustomError(
                 "text_type",
@@ -164,9 +177,10 @@ def variable_values(value: Any) -> dict[str, Any]:
         raise PydanticCustomError("variables_type", "expected a mapping of variable name to value")
     result: dict[str, Any] = {}
     for name, item in value.items():
-        if isinstance(item, Mapping) and "key" in item:
+        if (isinstance(item, Mapping) and "key" in item) or isinstance(item, ConfigInfo):
             try:
-                result[name] = _dynamic(item, list_field=False)
+                result[name] = _dynamic(item, list_field=False) if isinstance(item, Mapping) else item
+                _text_default(result[name])
             except PydanticCustomError as exc:
                 raise PydanticCustomError(
                     "variable_dynamic", "variable {name}: {reason}", {"name": repr(name), "reason": str(exc)}
@@ -182,6 +196,7 @@ def _text_list(value: Any) -> Any:
     if isinstance(value, Mapping):
         value = _dynamic(value, list_field=True)
     if isinstance(value, ConfigInfo):
+        _text_default(value)
         # a list field's answer is always split into items: a text is never a list of its letters
         return value if value.is_list else replace(value, is_list=True)
     if isinstance(value, str):
@@ -400,7 +415,9 @@ def _setting(name: str, value: Any) -> Any:
         return value
     if isinstance(value, ConfigInfo):  # a DynConfig from Python: its default is held to the setting as a file's is
         if value.default is not None:
-            _setting_default(name, value.default)
+            checked = _setting_default(name, value.default)
+            if not isinstance(value.default, (str, list)):  # kept as text and read like an answer, as a file's
+                return replace(value, default=checked if isinstance(checked, (str, list)) else repr(checked))
         return value
     if isinstance(value, Mapping):
         options = dict(value)

@@ -25,7 +25,7 @@ from .errors import ConfigError, ConfigIssue
 from .fields import confine_root_var, type_name
 from .lookalikes import lookalike
 from .profile_config import ProfileConfig
-from .safe_yaml import locator, read_documents, read_text
+from .safe_yaml import as_path, locator, read_documents, read_text
 
 __all__ = [
     "PERSONA_SUFFIXES",
@@ -63,14 +63,24 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
 
 
 def parse_profiles(
-    text: str, *, file: str = "<string>", base_dir: Path | None = None, partial: bool = False
+    text: str | bytes, *, file: str = "<string>", base_dir: Path | None = None, partial: bool = False
 ) -> list[ProfileConfig]:
     """Validate every YAML document of `text`; raise one `ConfigError` listing all problems.
 
     `extends:` paths are relative to `base_dir` (the working directory when None), which is also
     the root they must stay inside. `partial` reads personas that need not be complete, such as
-    a dataset's base persona: a name and a role may come from elsewhere.
+    a dataset's base persona: a name and a role may come from elsewhere. Bytes are read as UTF-8,
+    as a file is.
     """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")  # as a file is read
+        except UnicodeDecodeError as exc:
+            raise ConfigError(ConfigIssue(f"not UTF-8 text (byte {exc.start}); give it as UTF-8", file=file)) from None
+    if not isinstance(text, str):
+        raise ConfigError(
+            ConfigIssue(f"a persona must be given as text (a str of YAML), got {type(text).__name__}", file=file)
+        )
     documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
     if not documents or all(document is None for document in documents):
@@ -295,7 +305,7 @@ def load_profile(
         ConfigError: with every problem in the file, each with file, line, column and field; or the
             file holds several personas and none was picked, or the one asked for is not there.
     """
-    path = Path(path)
+    path = as_path(path)
     configs = parse_profiles(read_text(path), file=str(path), base_dir=path.parent, partial=partial)
     return _pick(configs, str(path), name, index)
 
@@ -307,6 +317,14 @@ def _pick(configs: list[ProfileConfig], file: str, name: str | None, index: int 
 
     if name is not None and index is not None:
         raise ConfigError(ConfigIssue("pick a persona by name or by index, not both", file=file))
+    if index is not None and type(index) is not int:
+        raise ConfigError(
+            ConfigIssue(f"index must be a whole number (1 is the first persona), got {type(index).__name__}", file=file)
+        )
+    if name is not None and not isinstance(name, str):
+        raise ConfigError(
+            ConfigIssue(f"name must be text, a persona's name: value, got {type(name).__name__}", file=file)
+        )
     if index is not None:
         if not 1 <= index <= len(configs):
             raise ConfigError(
@@ -344,7 +362,7 @@ def load_profiles(path: str | Path) -> dict[str, ProfileConfig]:
     """
     result: dict[str, ProfileConfig] = {}
     problems: list[ConfigIssue] = []
-    for loaded in load_persona_files([Path(path)], recursive=False):
+    for loaded in load_persona_files([as_path(path)], recursive=False):
         problems.extend(loaded.issues)
         for index, config in enumerate(loaded.configs, start=1):
             result[loaded.path.stem if index == 1 else f"{loaded.path.stem}#{index}"] = config

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -207,6 +207,23 @@ class ProfilePlan:
             frozenset(name for name in (*self.values, *self.bound) if self.withheld(name) is not None),
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a plan sent to another process (with a profile): its mappings as dicts, each templated
+        # field by its text, compiled again there; the kind plans are worked out anew
+        parts: dict[str, Any] = {}
+        proxies = []
+        for item in fields(self):
+            if not item.init:
+                continue
+            value = getattr(self, item.name)
+            if item.name == "field_templates":
+                value = {name: _field_texts(templates) for name, templates in value.items()}
+            if isinstance(value, MappingProxyType):
+                proxies.append(item.name)
+                value = dict(value)
+            parts[item.name] = value
+        return (_restore_plan, (parts, tuple(proxies)))
+
     def withheld(self, name: str, resolved: Mapping[str, Resolved] | None = None) -> Resolved | None:
         """The resolved field or variable `name` when it holds a secret the persona does not allow.
 
@@ -373,6 +390,39 @@ class ProfilePlan:
                 stack.extend(reads(self.field_templates[name]) & self.field_templates.keys())
         # field_templates is kept in dependency order (see build_plan)
         return tuple((name, templates) for name, templates in self.field_templates.items() if name in needed)
+
+
+@dataclass(frozen=True)
+class _FieldText:
+    """A templated field's compiled template as it is pickled: its text and name."""
+
+    source: str
+    name: str
+
+
+def _field_texts(templates: Any) -> Any:
+    if isinstance(templates, tuple):
+        return tuple(_field_texts(item) for item in templates)
+    if isinstance(templates, CompiledTemplate):
+        return _FieldText(templates.source, templates.name)
+    return templates
+
+
+def _restore_plan(parts: dict[str, Any], proxies: tuple[str, ...]) -> ProfilePlan:
+    """A plan unpickled: its templated fields compiled again by its renderer."""
+    renderer: Renderer = parts["renderer"]
+
+    def compiled(templates: Any) -> Any:
+        if isinstance(templates, tuple):
+            return tuple(compiled(item) for item in templates)
+        if isinstance(templates, _FieldText):
+            return renderer.compile(templates.source, templates.name)
+        return templates
+
+    parts["field_templates"] = {name: compiled(templates) for name, templates in parts["field_templates"].items()}
+    for name in proxies:
+        parts[name] = MappingProxyType(parts[name])
+    return ProfilePlan(**parts)
 
 
 def read_at(template: CompiledTemplate, name: str) -> str:

@@ -38,7 +38,7 @@ from .plan import KindPlan, ProfilePlan, build_plan, check_required, place, read
 from .rendering.renderer import CompiledTemplate, Renderer
 from .rendering.templates import DEFAULT_FAMILY, PROMPT_INPUTS
 from .resources import check_resources
-from .secrets import first_leak, redact
+from .secrets import MaskedMapping, first_leak, redact
 from .settings import SETTING_NAMES, SettingError, check_setting
 from .tools import Tool, ToolSpecError, parse_tools
 
@@ -102,7 +102,6 @@ _MESSAGE_INPUTS = frozenset(name for inputs in PROMPT_INPUTS.values() for name i
 #: Attributes a profile takes from its plan, unchanged: what every profile of the plan shares.
 _SHARED = (
     "templates",
-    "bound",
     "field_templates",
     "renderer",
     "family",
@@ -238,7 +237,23 @@ class DefaultProfile(Profile):
 
     @property
     def values(self) -> Mapping[str, Any]:
-        """Each field's value."""
+        """Each field's value; printed, a secret one shows as `***`."""
+        values = self._raw_values()
+        secret = [name for name, item in self.resolved.items() if item.secret and item.value is not None]
+        return MaskedMapping(values, secret) if secret else values
+
+    @property
+    def bound(self) -> Mapping[str, Any]:
+        """Variables bound for every render (`variables:`, `partial`); printed, a secret one shows as `***`."""
+        bound = self._base.bound
+        secret = [
+            name
+            for name, item in self._base.resolved_variables.items()
+            if item.secret and item.value is not None and bound.get(name) is item.value
+        ]
+        return MaskedMapping(bound, secret) if secret else bound
+
+    def _raw_values(self) -> Mapping[str, Any]:
         if not self._own:
             return self._base.values
         return (self._views or self._make_views())[1]
@@ -917,7 +932,7 @@ class DefaultProfile(Profile):
         the goal with its own variables filled in.
         """
         defaults = self._base.kind_defaults(kind)
-        bound, values, withheld, declared = self.bound, self.values, self._base.withheld_names, self.inputs
+        bound, values, withheld, declared = self._base.bound, self._raw_values(), self._base.withheld_names, self.inputs
 
         def lookup(name: str, template: CompiledTemplate) -> Any:
             if name in caller:

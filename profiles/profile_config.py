@@ -220,7 +220,7 @@ def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, 
     }
     create = getattr(config.factory, "create_profile", None) or config.factory
     try:
-        return create(profile_id, **options)  # type: ignore[no-any-return]
+        made = create(profile_id, **options)
     except ProfilesError:
         raise
     except Exception as exc:
@@ -232,3 +232,9 @@ def _call_factory(config: PersonaModel, profile_id: Any, resolved: Mapping[str, 
                 secrets,
             )
         ) from exc
+    if made is not None and not isinstance(made, Profile):
+        raise FactoryError(
+            f"factory {type(config.factory).__name__} returned {type_name(made)} for profile {profile_id!r}, "
+            "not a Profile; return a profile (ProfileConfig(...).create_profile()), or None to use the fields"
+        )
+    return made

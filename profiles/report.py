@@ -144,7 +144,17 @@ def diversity_report(personas: Iterable[Mapping[str, Any]], plan: SamplingPlan |
     names: set[str] = set()
     texts: list[str] = []
     draws: list[Mapping[str, Any]] = []
-    for persona in personas:
+    if isinstance(personas, (str, bytes, Mapping)) or not isinstance(personas, Iterable):
+        raise FactoryError(
+            "diversity_report takes a list of personas, each a mapping of fields (as profiles generate writes "
+            f"them, one JSON object a line), got {type(personas).__name__}"
+        )
+    for position, persona in enumerate(personas):
+        if not isinstance(persona, Mapping):
+            raise FactoryError(
+                f"diversity_report: persona {position} is {type(persona).__name__}, not a mapping of fields; "
+                "pass the personas as mappings, e.g. json.loads of each line of the output"
+            )
         name = persona.get("name")
         if isinstance(name, str) and normalise_name(name):
             names.add(normalise_name(name))

@@ -11,6 +11,8 @@ written on, for provenance and error messages.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,6 +211,8 @@ def safe_load(text: str) -> Any:
     libyaml when present, with alias expansions and nesting bounded as in persona files; every
     failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
     """
+    if isinstance(text, str) and _SURROGATE.search(text):
+        raise yaml.YAMLError(_surrogate_problem(text)[0])
     loader = _BoundedLoader(text)
     try:
         return loader.get_single_data()
@@ -326,6 +330,9 @@ def read_documents(
     Raises:
         ConfigError: the text is not YAML, nests too deep or expands to too many values.
     """
+    if isinstance(text, str) and _SURROGATE.search(text):
+        problem, line, column = _surrogate_problem(text)
+        raise ConfigError(ConfigIssue(problem, file=file, line=line, column=column))
     loader = _CheckedLoader(text, nested, mapped)
     try:
         documents = []
@@ -345,6 +352,25 @@ def read_documents(
         ) from None
     finally:
         loader.dispose()
+
+
+#: A lone surrogate: text decoded with `surrogateescape`, or a JSON `\ud800` escape; libyaml cannot take it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _surrogate_problem(text: str) -> tuple[str, int, int]:
+    """The first lone surrogate of `text`, as a message and its line and column (from 1)."""
+    found = _SURROGATE.search(text)
+    assert found is not None
+    position = found.start()
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return (
+        f"invalid YAML: the character U+{ord(found.group()):04X} is half of a UTF-16 pair (a lone surrogate), "
+        "which no YAML text can hold; remove it, or write the whole character it was cut from",
+        line,
+        column,
+    )
 
 
 def _reader_issue(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigIssue:
@@ -426,6 +452,13 @@ def locator(text: str, index: int, key_locs: set[tuple[Any, ...]]) -> Any:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
     return locate
+
+
+def as_path(path: object, *, kind: str = "persona") -> Path:
+    """`path` as a Path; anything else is said here as a ConfigError, not by `Path()` as a TypeError."""
+    if isinstance(path, str) or (isinstance(path, os.PathLike) and isinstance(os.fspath(path), str)):
+        return Path(path)
+    raise ConfigError(f"a {kind} path must be text or a pathlib.Path, got {type(path).__name__}")
 
 
 def read_text(path: Path, *, kind: str = "persona") -> str:

@@ -13,10 +13,45 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["CREDENTIAL_WORDS", "MASK", "first_leak", "looks_like_credential", "name_parts", "redact"]
+__all__ = ["CREDENTIAL_WORDS", "MASK", "MaskedMapping", "first_leak", "looks_like_credential", "name_parts", "redact"]
 
 #: What is shown instead of a secret's value.
 MASK = "***"
+
+class MaskedMapping(Mapping[str, Any]):
+    """A read-only mapping that hands out its values but prints its secret ones as `***`.
+
+    What a profile gives as `values` and `bound` when some of them are secret, so printing or
+    logging them (a debugger, an f-string) never shows a credential; reading an entry still gives
+    the value itself, the same object.
+    """
+
+    __slots__ = ("_data", "_secret")
+
+    def __init__(self, data: Mapping[str, Any], secret: Iterable[str]) -> None:
+        self._data = data
+        self._secret = frozenset(secret)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{key!r}: {MASK!r}" if key in self._secret else f"{key!r}: {value!r}" for key, value in self._data.items()
+        )
+        return f"{type(self).__name__}({{{shown}}})"
+
+    __str__ = __repr__
+
 
 #: A key with one of these as a whole part of its name (in any case, singular or plural) is taken
 #: for a credential: `API_KEY`, `aws_secret_access_key`, `dbPassword`, `GITHUB_TOKEN`.
@@ -49,8 +84,11 @@ def looks_like_credential(key: str) -> bool:
     """Whether a key's name says it holds a credential: one of its parts is a credential word.
 
     Whole parts only: `HOCKEY_TEAM_NAME`, `SUPPORT_KEYWORDS` and `MONKEY_NAME` are not credentials,
-    while `API_KEY`, `aws_secret_access_key`, `dbPassword` and `GITHUB_TOKEN` are.
+    while `API_KEY`, `aws_secret_access_key`, `dbPassword` and `GITHUB_TOKEN` are. Anything
+    that is not text names no key, so it is no credential's.
     """
+    if not isinstance(key, str):
+        return False
     return any(part.upper() in _PART_WORDS for part in name_parts(key))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from profiles import check_paths
 from profiles.cli import cli
 
@@ -58,3 +60,18 @@ def test_each_listed_deployment_is_checked_and_a_shared_problem_said_once(write)
     assert not any(message.startswith("deployment 'prod'") for _, message in messages), messages
     mood = [message for _, message in messages if "'mood'" in message]
     assert len(mood) == 1 and not mood[0].startswith("deployment"), messages  # every deployment shares it
+
+
+def test_one_path_is_checked_as_one_path_not_as_the_letters_of_its_name(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from profiles import ConfigError
+
+    (tmp_path / "ada.yaml").write_text("name: Ada\nrole: Guide\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    for path in ("ada.yaml", Path("ada.yaml"), ["ada.yaml"], (name for name in ["ada.yaml"])):
+        report = check_paths(path)
+        assert (report.checked, report.issues) == (["ada.yaml"], [])
+    for wrong in (None, 5, ["ada.yaml", None]):
+        with pytest.raises(ConfigError, match="check_paths takes a path or a list of paths"):
+            check_paths(wrong)

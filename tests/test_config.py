@@ -227,3 +227,18 @@ def test_a_variable_named_like_a_field_or_a_filled_input_is_refused(tmp_path, va
         parse_profiles(f"name: Ada\nrole: Seller\nvariables:\n{variables}")
     with pytest.raises(ConfigError, match="'deployments.prod.variables.name'"):
         parse_profiles("name: Ada\nrole: Seller\ndeployments:\n  prod:\n    variables: {name: Bob}\n")
+
+
+def test_model_copy_checks_each_updated_value_as_the_constructor_does():
+    config = ProfileConfig(name="Ada", role="Guide", goal="Explain {{ topic }}", variables={"topic": "tides"})
+    config.create_profile()
+    moved = config.model_copy(update={"name": "Bo", "variables": {"topic": "waves"}})
+    prompt = moved.create_profile().format_system_prompt()
+    assert prompt.startswith("You are Bo. Your role: Guide.\nYour goal: Explain waves")
+    assert config.create_profile().get_name() == "Ada"  # the original and what it worked out are untouched
+    with pytest.raises(ConfigError, match="field 'constraints': expected a list of texts, got one text"):
+        config.model_copy(update={"constraints": "Be brief."})  # unchecked, it became nine constraints, one a letter
+    with pytest.raises(ConfigError, match="field 'name': expected text, got a number"):
+        config.model_copy(update={"name": 5})
+    with pytest.raises(ConfigError, match="cannot update unknown field"):
+        config.model_copy(update={"nmae": "Bo"})

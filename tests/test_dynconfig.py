@@ -110,7 +110,22 @@ def test_wrong_option_types():
     with pytest.raises(ConfigError, match="is_list must be true or false"):
         DynConfig("x", is_list="yes")
     with pytest.raises(ConfigError, match="default must be text"):
-        DynConfig(3)
+        DynConfig({"a": 1})
+    with pytest.raises(ConfigError, match="field 'name': default must be text or a list of text, got int"):
+        ProfileConfig(name=DynConfig(3, key="AGENT_NAME"), role="r")  # a number is a model setting's default only
+
+
+def test_a_model_setting_from_python_takes_a_number_default(monkeypatch):
+    """DynConfig(0.2, key=…) for a setting, as `temperature: {key: …, default: 0.2}` in a file."""
+    monkeypatch.delenv("TEMPERATURE_NOT_SET", raising=False)
+    settings = {"temperature": DynConfig(0.2, key="TEMPERATURE_NOT_SET"), "max_tokens": DynConfig(300, key="MAX_T")}
+    monkeypatch.setenv("MAX_T", "512")
+    profile = ProfileConfig(name="n", role="r", model_settings=settings).create_profile()
+    assert profile.model_settings == {"temperature": 0.2, "max_tokens": 512}
+    with pytest.raises(ConfigError, match=r"field 'model_settings\.temperature': default takes a number from 0 to 2"):
+        ProfileConfig(name="n", role="r", model_settings={"temperature": DynConfig(5.0, key="TEMPERATURE_NOT_SET")})
+    with pytest.raises(ConfigError, match="variable 'a': default must be text or a list of text, got int"):
+        ProfileConfig(name="n", role="r", variables={"a": DynConfig(5, key="A_NOT_SET")})
 
 
 def test_secret_default_is_masked_in_repr():

@@ -272,3 +272,27 @@ def test_a_name_two_personas_share_says_how_to_pick_one(write):
     with pytest.raises(ConfigError, match=r"holds 2 personas named 'Ada'; .*pick one by number instead \(--index N"):
         load_profile(path, name="Ada")
     assert load_profile(path, index=2).role == "Writer"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.text(max_size=40),
+    surrogate=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
+    after=st.text(max_size=40),
+)
+def test_a_lone_surrogate_is_a_config_error_at_its_line(before, surrogate, after):
+    """Text decoded with surrogateescape (or a JSON "\\ud800") holds a character libyaml cannot take."""
+    text = f"name: Ada\nrole: Guide\ngoal: {before}{surrogate}{after}\n"
+    position = text.index(surrogate)
+    with pytest.raises(ConfigError, match="lone surrogate") as caught:
+        parse_profiles(text, file="odd.yaml")
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line) == ("odd.yaml", text.count("\n", 0, position) + 1)
+    assert issue.column == position - text.rfind("\n", 0, position)
+
+
+def test_a_lone_surrogate_in_another_yaml_file_is_a_yaml_error():
+    from profiles.safe_yaml import safe_load
+
+    with pytest.raises(yaml.YAMLError, match=r"U\+DC80 is half of a UTF-16 pair"):
+        safe_load("match: gpt-\udc80\nfamily: odd\n")

@@ -370,3 +370,25 @@ def test_a_secret_variable_in_a_template_is_refused_without_advice_that_cannot_w
     assert message.startswith("variable 'crm' holds a secret (source env:CRM_PASSWORD)") and "pw-123456" not in message
     assert "allow_secrets" not in message and "crm=..." in message
     assert config.create_profile().format_user_prompt(crm="public") == "public"
+
+
+def test_printing_a_profiles_values_and_bound_variables_masks_the_secrets(monkeypatch):
+    from profiles import DynConfig, ProfileConfig
+
+    monkeypatch.setenv("REPR_API_TOKEN", "sk-repr-0123456789abcdef")
+    config = ProfileConfig(
+        name="Ada",
+        role="Guide",
+        goal=DynConfig("Guide", key="REPR_API_TOKEN"),
+        variables={"token": {"key": "REPR_API_TOKEN", "default": "none"}, "team": "blue"},
+    )
+    profile = config.create_profile()
+    for shown in (repr(profile.values), str(profile.values), f"{profile.bound}", repr(profile.bound)):
+        assert "sk-repr" not in shown and "'***'" in shown
+    assert "'team': 'blue'" in repr(profile.bound) and "'name': 'Ada'" in repr(profile.values)
+    # reading an entry still gives the value, the same object the persona resolved
+    assert profile.values["goal"] == profile.bound["token"] == "sk-repr-0123456789abcdef"
+    assert dict(profile.bound) == {"token": "sk-repr-0123456789abcdef", "team": "blue"}
+    assert profile.bound["token"] is profile.resolved_variables["token"].value
+    # a value the caller binds is theirs, shown as given
+    assert "'token': 'mine'" in repr(profile.partial(token="mine").bound)

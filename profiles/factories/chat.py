@@ -263,6 +263,8 @@ class ChatClient:
         self.max_backoff = float(max_backoff)
         self.max_in_flight = int(max_in_flight)
         self._api_key = api_key if api_key is not None else (os.environ.get(api_key_env) or None)
+        #: A password written into the URL (http://user:password@host/v1), masked like the key.
+        self._url_password = _url_password(self.base_url)
         self._key_source = (
             "given" if api_key is not None else (f"${api_key_env}" if self._api_key else "none")
         )
@@ -420,7 +422,8 @@ class ChatClient:
                     # nothing has ever answered at this URL: retrying for half a minute only hides that
                     raise ChatError(
                         f"cannot connect to {url} ({self._scrub(str(exc)) or type(exc).__name__}); check that "
-                        f"the server is running and that {self._option('base_url')} {self.base_url!r} is right.",
+                        f"the server is running and that {self._option('base_url')} "
+                        f"{self._scrub(self.base_url)!r} is right.",
                         url=url,
                         attempts=attempts,
                         fatal=True,
@@ -624,4 +627,15 @@ class ChatClient:
         """Mask the API key wherever it might appear, e.g. echoed back in an error body or a URL."""
         if self._api_key and self._api_key in text:
             text = text.replace(self._api_key, _MASK)
+        if self._url_password and f":{self._url_password}@" in text:  # the URL's own form, not every match
+            text = text.replace(f":{self._url_password}@", f":{_MASK}@")
         return text
+
+
+def _url_password(url: str) -> str | None:
+    """The password in a URL's user part, as written there (percent-escapes kept), if it has one."""
+    _, sep, rest = url.partition("://")
+    credentials, at, _ = rest.partition("/")[0].rpartition("@")
+    if not sep or not at or ":" not in credentials:
+        return None
+    return credentials.split(":", 1)[1] or None

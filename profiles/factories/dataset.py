@@ -131,9 +131,9 @@ def load_mapping(path: str | Path) -> FieldMapping:
     """
     import yaml
 
-    from ..safe_yaml import describe_yaml_error, read_text, safe_load
+    from ..safe_yaml import as_path, describe_yaml_error, read_text, safe_load
 
-    path = Path(path)
+    path = as_path(path, kind="dataset mapping")
     text = read_text(path, kind="dataset mapping")
     try:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
@@ -243,8 +243,14 @@ class DatasetProfileFactory(ProfileFactory):
             self.source: Path | Iterable[Mapping[str, Any]] = Path(source)
             self.format: str | None = detect_format(self.source, format)
             self.label = str(source)
-        else:
+        elif isinstance(source, (Iterable, Iterator)) and not isinstance(source, (bytes, Mapping)):
             self.source, self.format, self.label = source, None, "<rows>"
+        else:  # said now, not as a TypeError once the first profile is asked for
+            raise FactoryError(
+                "a dataset is a file path (.csv, .tsv, .jsonl, .yaml, .parquet) or an iterable of row mappings "
+                f"([{{'name': 'Ada', 'role': 'Analyst'}}]), got {type(source).__name__}"
+                + ("; put one row in a list" if isinstance(source, Mapping) else "")
+            )
         mapping_file = Path(mapping) if isinstance(mapping, (str, os.PathLike)) else None
         if mapping_file is not None:
             mapping = load_mapping(mapping_file)
@@ -590,7 +596,7 @@ class DatasetProfileFactory(ProfileFactory):
             if variables:
                 update["variables"] = {**base.variables, **variables}
             update["deployments"] = {}
-            config = base.model_copy(update=update)
+            config = base._copy_unchecked(update=update)  # checked above, the base when it was loaded
         context = Context(language=run.language, model=run.model, deployment=run.deployment, base_dir=config._base_dir)
         resolved = resolve_fields(config, context)
         require_fields(config, resolved)

@@ -772,9 +772,9 @@ def load_plan(path: str | Path) -> SamplingPlan:
     Raises:
         ConfigError: the file cannot be read or the plan is invalid.
     """
-    from profiles.safe_yaml import read_text
+    from profiles.safe_yaml import as_path, read_text
 
-    path = Path(path)
+    path = as_path(path, kind="sampling plan")
     return parse_plan(read_text(path, kind="sampling plan"), file=str(path), base_dir=path.parent)
 
 

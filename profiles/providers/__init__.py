@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnknownProviderError
+from ..context import Context
+from ..errors import ConfigError, UnknownProviderError
 from .base import ConfigProvider
 from .env import EnvProvider
 
@@ -47,11 +48,53 @@ def __getattr__(name: str) -> Any:
 
 
 def register_provider(name: str, provider: ConfigProvider) -> None:
-    """Make `provider` available to persona files as `provider: <name>`; replaces any earlier one."""
+    """Make `provider` available to persona files as `provider: <name>`; replaces any earlier one.
+
+    Raises:
+        ConfigError: the name is not text a persona can write, or `provider` is no `ConfigProvider`.
+    """
+    # a name that is no text would break every later listing of the known providers
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(
+            f"a provider's name must be text that a persona names it by (provider: vault), got {name!r}"
+        )
     if not isinstance(provider, ConfigProvider):
-        raise TypeError(f"provider for {name!r} must be a ConfigProvider, got {type(provider).__name__}")
+        raise ConfigError(
+            f"provider for {name!r} must be a ConfigProvider, got {type(provider).__name__}; subclass "
+            "profiles.ConfigProvider and implement lookup(key, *, language=None, model=None, deployment=None)"
+        )
+    _check_signature(name, provider)
     with _lock:
         _providers[ALIASES.get(name, name)] = provider
+
+
+def _check_signature(name: str, provider: ConfigProvider) -> None:
+    """Refuse a provider whose `lookup` or `find` cannot be called as every lookup calls it.
+
+    Said when it is registered, not as "failed to look up" at each field that uses it.
+    """
+    import inspect
+
+    kind = type(provider)
+    if kind.find is not ConfigProvider.find:
+        method, call, written = provider.find, (("key", Context()), {}), "find(self, key, context)"
+    elif kind.lookup is not ConfigProvider.lookup:
+        method = provider.lookup
+        call = (("key",), {"language": None, "model": None, "deployment": None})
+        written = "lookup(self, key, *, language=None, model=None, deployment=None)"
+    else:
+        return
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):  # a builtin or C method: nothing to check
+        return
+    try:
+        signature.bind(*call[0], **call[1])
+    except TypeError as exc:
+        raise ConfigError(
+            f"provider {name!r} ({kind.__name__}) cannot be asked for a value: {method.__name__}{signature} "
+            f"{exc}; write it as {written}"
+        ) from None
 
 
 def known_providers() -> list[str]:

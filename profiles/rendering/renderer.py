@@ -175,6 +175,14 @@ class Renderer:
         self._families: FamilyRules | None = None
         self._kinds: frozenset[str] | None = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a renderer sent to another process (with a profile) is made anew there from what it is
+        # made of; its compiled templates and caches stay here
+        return (
+            _restore_renderer,
+            (self.roots, dict(self.sources), self.max_output_chars, self.max_render_seconds, self.additions),
+        )
+
     # additions -----------------------------------------------------------------------------
 
     def add_filter(self, name: str, function: Callable[..., Any]) -> None:
@@ -546,7 +554,34 @@ _MAX_RENDERERS = 64
 def get_renderer(user_roots: Iterable[Path] = (), sources: Mapping[str, str] | None = None) -> Renderer:
     """The shared renderer for these user roots (searched before the bundled templates) and these
     named `sources`; profiles whose parts are the same texts share one, and its compiled templates."""
-    roots = (*(Path(root) for root in user_roots), bundled_root())
+    return _shared_renderer((*(Path(root) for root in user_roots), bundled_root()), sources)
+
+
+def _restore_renderer(
+    roots: tuple[Path, ...],
+    sources: Mapping[str, str],
+    max_output_chars: int,
+    max_render_seconds: float,
+    additions: plugins.JinjaAdditions,
+) -> Renderer:
+    """A renderer unpickled: the shared one of its roots and sources when it adds nothing of its own."""
+    if not (additions.filters or additions.tests or additions.globals or additions.extensions):
+        shared = _shared_renderer(roots, sources or None)
+        if (shared.max_output_chars, shared.max_render_seconds) == (max_output_chars, max_render_seconds):
+            return shared
+    return Renderer(
+        roots,
+        sources=sources,
+        max_output_chars=max_output_chars,
+        max_render_seconds=max_render_seconds,
+        filters=additions.filters,
+        tests=additions.tests,
+        globals=additions.globals,
+        extensions=additions.extensions,
+    )
+
+
+def _shared_renderer(roots: tuple[Path, ...], sources: Mapping[str, str] | None) -> Renderer:
     key: Any = (roots, tuple(sorted(sources.items()))) if sources else roots
     renderer = _renderers.get(key)
     if renderer is None:

@@ -6,6 +6,7 @@ a message rather than half-working.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,10 @@ def parse_store_url(url: str) -> URL:
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
+    if not isinstance(url, (str, os.PathLike)):  # str() of None or 5 would name a SQLite file "None" or "5"
+        raise StoreError(
+            f"the prompt store URL must be text (a path or a URL such as sqlite:///store.db), got {type(url).__name__}"
+        )
     text = str(url).strip()
     if not text:
         raise StoreError("the prompt store URL is empty; give a path or a URL such as sqlite:///store.db")

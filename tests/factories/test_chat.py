@@ -468,3 +468,27 @@ def test_a_body_its_encoding_does_not_decode_is_a_chat_error():
             client.complete(ASK)
     assert "got an answer that cannot be read (DecodingError" in str(info.value)
     assert "OpenAI-compatible API" in str(info.value) and info.value.attempts == 1
+
+
+def test_a_password_in_the_url_is_masked_in_reprs_and_errors(chat_server):
+    """http://user:password@host/v1 sends the password, and shows it nowhere."""
+    from profiles import EmbeddingClient, LLMProfileFactory
+
+    url = f"http://ada:{SECRET}@127.0.0.1:{free_port()}/v1"
+    client = ChatClient(url, "test-model", max_retries=0, timeout=5.0)
+    shown = [
+        repr(client),
+        repr(EmbeddingClient(url, "test-model")),
+        repr(LLMProfileFactory(url, "test-model", rules="r", count=1)),
+    ]
+    with client, pytest.raises(ChatError) as refused:
+        client.complete(ASK)
+    shown += [str(refused.value), str(refused.value.url)]
+    served = chat_server.url.replace("http://", f"http://ada:{SECRET}@")
+    chat_server.script(Status(500), Status(500))
+    with ChatClient(served, "test-model", max_retries=1, backoff=0.01, timeout=10.0) as failing:
+        with pytest.raises(ChatError) as failed:
+            failing.complete(ASK)
+    shown += [str(failed.value), str(failed.value.url)]
+    for text in shown:
+        assert SECRET not in text and "ada:***@127.0.0.1" in text, text

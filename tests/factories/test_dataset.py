@@ -430,3 +430,11 @@ def test_a_variable_a_persona_file_refuses_is_refused_in_the_mapping(write, key,
     name = key.split(".")[1]
     with pytest.raises(ConfigError, match=f"'fields.{key}': '{name}' cannot be a variable's name.*{advice}"):
         DatasetProfileFactory(source, {"name": "full_name", "role": "job", key: "job"})
+
+
+@pytest.mark.parametrize("source", [None, 5, b"rows.csv", {"name": "Ada", "role": "Analyst"}])
+def test_a_source_that_is_no_path_and_no_rows_is_refused_when_given(source):
+    with pytest.raises(FactoryError, match=f"a dataset is a file path .* row mappings.*got {type(source).__name__}"):
+        DatasetProfileFactory(source)
+    rows = iter([{"name": "Ada", "role": "Analyst"}])  # an iterator of rows is rows
+    assert [profile.get_name() for profile in DatasetProfileFactory(rows).create_profiles()] == ["Ada"]

@@ -57,7 +57,9 @@ def test_registered_provider_gets_the_context():
 
 
 def test_register_requires_a_provider():
-    with pytest.raises(TypeError):
+    from profiles import ConfigError
+
+    with pytest.raises(ConfigError, match="must be a ConfigProvider"):
         register_provider("nope", object())
 
 

@@ -139,3 +139,16 @@ def test_a_store_value_may_be_an_existing_file_or_a_url(tmp_path, monkeypatch):
     assert check_store_value("sqlite:///new.db") == "sqlite:///new.db"
     with pytest.raises(StoreError, match="not mysql://"):
         check_store_value("mysql://db/x")
+
+
+@pytest.mark.parametrize("url", [None, 5, 2.5, ["sqlite:///a.db"]])
+def test_a_store_url_that_is_no_text_creates_no_file(tmp_path, monkeypatch, url):
+    """PromptStore(None) made a SQLite file named 'None' in the working folder."""
+    from profiles.store import PromptStore
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError, match=f"the prompt store URL must be text.*got {type(url).__name__}"):
+        PromptStore(url)
+    assert list(tmp_path.iterdir()) == []
+    with PromptStore(tmp_path / "made.db") as store:  # a Path is a path, as a text one is
+        assert store.url.endswith("made.db")
