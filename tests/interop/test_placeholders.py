@@ -109,12 +109,12 @@ def test_pieces_read_back_from_jinja(pieces):
     written = to_jinja(pieces, names)
     merged: list = []
     for piece in pieces:
-        if isinstance(piece, str):
-            piece = piece.replace("\r\n", "\n").replace("\r", "\n")  # Jinja's line breaks
         if isinstance(piece, str) and merged and isinstance(merged[-1], str):
             merged[-1] += piece
         elif piece != "":
             merged.append(piece)
+    # Jinja's line breaks, read once the texts are joined: "\r" then "\n" is one "\r\n", one break
+    merged = [piece.replace("\r\n", "\n").replace("\r", "\n") if isinstance(piece, str) else piece for piece in merged]
     assert from_jinja(written) == merged
 
 
