@@ -43,8 +43,8 @@ each other in a circle, not even inside functions (tests/test_architecture.py ch
     inputs output_schema                   typed inputs, output schemas and reading replies by them
     buckets tracing                        stable hashing for shards and rollouts, span attributes,
     jsonlines fanout                       one byte form for JSON lines, work fanned out to processes,
-    environ atomic callers                 environment variables read fresh and cheaply, files replaced whole,
-                                           warnings at the caller's line
+    environ atomic callers bodies          environment variables read fresh and cheaply, files replaced whole,
+                                           warnings at the caller's line, HTTP bodies read within bounds
 ```
 """
 

@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from profiles.bodies import read_bounded
 from profiles.errors import FactoryError
 from profiles.jsonlines import escape_surrogates
 
@@ -493,22 +494,8 @@ class ChatClient:
                 request_id=streamed.headers.get("x-request-id"),
             )
 
-        declared = streamed.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise refuse(f"{int(declared):,}")
-        deadline = time.monotonic() + self.timeout
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in streamed.iter_bytes():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise refuse(f"over {self.max_body_bytes:,}")
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise httpx.ReadTimeout("the body did not arrive in time", request=streamed.request)
-        return httpx.Response(
-            streamed.status_code, headers=streamed.headers, content=b"".join(chunks), request=streamed.request
-        )
+        body = read_bounded(streamed, self.max_body_bytes, refuse, seconds=self.timeout)
+        return httpx.Response(streamed.status_code, headers=streamed.headers, content=body, request=streamed.request)
 
     def _delay(self, retry: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``retry`` (from 0)."""

@@ -223,17 +223,11 @@ class HttpStore:
     def _read_bounded(self, response: Any) -> bytes:
         """The answer's body, read no further than `_MAX_ANSWER_BYTES`: something that is not the
         API (a download, an endless stream) must not fill the memory of every agent reading it."""
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > _MAX_ANSWER_BYTES:
-            raise _not_the_api(self._base, f"a body of {int(declared):,} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > _MAX_ANSWER_BYTES:
-                raise _not_the_api(self._base, f"a body of over {_MAX_ANSWER_BYTES:,} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        from ..bodies import read_bounded
+
+        return read_bounded(
+            response, _MAX_ANSWER_BYTES, lambda size: _not_the_api(self._base, f"a body of {size} bytes")
+        )
 
 
 def _params(**values: str | None) -> tuple[tuple[str, str], ...]:
