@@ -52,6 +52,7 @@ from .fields import (
 )
 from .inputs import InputSpec, InputSpecError
 from .providers.env import DEPLOYMENT_PATTERN
+from .safe_yaml import as_path
 from .settings import SETTING_NAMES
 
 __all__ = [
@@ -346,7 +347,7 @@ class PersonaModel(_PersonaFields):
         cls,
         data: Mapping[str, Any],
         *,
-        base_dir: Path | None = None,
+        base_dir: str | Path | None = None,
         source_file: str | None = None,
         lines: Mapping[tuple[str, ...], tuple[str, int]] | None = None,
         partial: bool = False,
@@ -362,6 +363,7 @@ class PersonaModel(_PersonaFields):
         Raises:
             ConfigError: every problem, each issue carrying its field path (`loc`) for a loader.
         """
+        base_dir = None if base_dir is None else as_path(base_dir, kind="base_dir")
         token = base_dir_var.set(base_dir)
         partial_token = _PARTIAL.set(partial)
         deferred_token = _DEFERRED.set(True)

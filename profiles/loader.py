@@ -63,7 +63,7 @@ def _located(issues: list[ConfigIssue], text: str, index: int, file: str) -> lis
 
 
 def parse_profiles(
-    text: str | bytes, *, file: str = "<string>", base_dir: Path | None = None, partial: bool = False
+    text: str | bytes, *, file: str = "<string>", base_dir: str | Path | None = None, partial: bool = False
 ) -> list[ProfileConfig]:
     """Validate every YAML document of `text`; raise one `ConfigError` listing all problems.
 
@@ -81,6 +81,7 @@ def parse_profiles(
         raise ConfigError(
             ConfigIssue(f"a persona must be given as text (a str of YAML), got {type(text).__name__}", file=file)
         )
+    base_dir = None if base_dir is None else as_path(base_dir, kind="base_dir")
     documents, issues, field_lines = read_documents(text, file, nested=_NESTED_KEYS, mapped=_MAPPED_KEYS)
     issues = [replace(issue, file=file) for issue in issues]
     if not documents or all(document is None for document in documents):

@@ -128,3 +128,28 @@ def test_a_provider_that_cannot_be_asked_as_documented_is_refused_when_registere
         register_provider("no-context", NoContext())
     with pytest.raises(UnknownProviderError):  # neither was registered
         ProfileConfig(name=DynConfig("Ada", key="lead", provider="key-only"), role="Lead")
+
+
+def test_a_base_dir_given_as_text_is_a_folder(tmp_path):
+    """parse_profiles and ProfileConfig.from_data take base_dir as text too, as every path of the API does."""
+    from profiles import parse_profiles
+
+    (tmp_path / "base.yaml").write_text("role: Guide\n", encoding="utf-8")
+    (tmp_path / "hello.j2").write_text("Hello from {{ name }}.", encoding="utf-8")
+    text = "name: Ada\nextends: base.yaml\ntemplates:\n  system: {file: hello.j2}\ntemplate_roots: [.]\n"
+    (config,) = parse_profiles(text, base_dir=str(tmp_path))
+    assert config.role == "Guide" and config.create_profile().format_system_prompt() == "Hello from Ada."
+    data = {"name": "Ada", "role": "Guide", "templates": {"system": {"file": "hello.j2"}}}
+    made = ProfileConfig.from_data(data, base_dir=str(tmp_path))
+    assert made.create_profile().format_system_prompt() == "Hello from Ada."
+
+
+@pytest.mark.parametrize("base_dir", [5, b"folder", ["folder"]])
+def test_a_base_dir_of_another_type_is_a_config_error(base_dir):
+    from profiles import parse_profiles
+
+    wrong = type(base_dir).__name__
+    with pytest.raises(ConfigError, match=f"a base_dir path must be text or a pathlib.Path, got {wrong}"):
+        parse_profiles("name: Ada\nrole: Guide\n", base_dir=base_dir)
+    with pytest.raises(ConfigError, match=f"a base_dir path must be text or a pathlib.Path, got {wrong}"):
+        ProfileConfig.from_data({"name": "Ada", "role": "Guide"}, base_dir=base_dir)
