@@ -7,6 +7,7 @@ persona resolves differently per deployment, language and model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +126,21 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _kind(value: Any) -> str:
+    """What a list default's item is, in a persona author's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if _is_number(value):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return type(value).__name__
+
+
 def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stands for one
     default: Any = None,
     *,
@@ -164,7 +180,10 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
             raise ConfigError(f"{flag_name} must be true or false, got {flag!r}")
     if isinstance(default, (list, tuple)):
         is_list = True
-        default = [str(item) if not isinstance(item, str) else item for item in default]
+        for number, item in enumerate(default, start=1):
+            if not isinstance(item, str):  # str() would print true as 'True' and null as 'None' into the prompt
+                raise ConfigError(f"default's item {number} must be text, got {_kind(item)}; quote it")
+        default = list(default)
     elif default is not None and not isinstance(default, str) and not _is_number(default):
         raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")
     if provider is not None:

@@ -360,3 +360,17 @@ def test_a_list_answer_drops_blank_items_as_a_split_text_does():
     register_provider("answering", Answering(["Be brief.", "", "  ", " Cite sources. "]))
     config = ProfileConfig(name="Ada", role="Reviewer", constraints=DynConfig(["x"], key="k", provider="answering"))
     assert config.create_profile().get_constraints() == ["Be brief.", "Cite sources."]
+
+
+@pytest.mark.parametrize(
+    ("item", "kind"), [(5, "a number"), (True, "true/false"), (None, "null"), ({"a": 1}, "a mapping"), ([], "a list")]
+)
+def test_a_list_default_holds_texts_only(item, kind):
+    """`constraints: {default: [Be brief., true]}` printed the rule 'True' (Python's spelling), and null as 'None'."""
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError, match=rf"default's item 2 must be text, got {kind}; quote it"):
+        DynConfig(["Be brief.", item], key="RULES_NOT_SET")
+    text = f"name: n\nrole: r\nconstraints:\n  key: RULES_NOT_SET\n  default: [Be brief., {json.dumps(item)}]\n"
+    with pytest.raises(ConfigError, match=r"persona\.yaml:4:\d+: field 'constraints': default's item 2 must be text"):
+        parse_profiles(text, file="persona.yaml")
