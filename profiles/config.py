@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
     ValidationError,
     field_validator,
     model_validator,
@@ -135,7 +136,7 @@ class _PersonaFields(BaseModel):
         description="Tools the react prompt offers: each a name, what it does, and the JSON Schema of its "
         "arguments.",
     )
-    requires_resources: bool = Field(
+    requires_resources: StrictBool = Field(
         False, description="Refuse to render the system prompt without resources that have content."
     )
     template_roots: TemplateRoots = Field(
@@ -640,7 +641,11 @@ def _plain_message(error: Any) -> str:
     kind = error["type"]
     given = error.get("input")
     if kind in ("bool_parsing", "bool_type"):
-        shown = repr(given)[:40] if isinstance(given, (str, int, float)) else type_name(given)
+        if given is None:
+            return "expected true or false, got an empty value; write true or false, or leave the field out"
+        if isinstance(given, str):
+            return f"expected true or false, got the text {given[:40]!r}; write true or false without quotes"
+        shown = repr(given)[:40] if isinstance(given, (int, float)) else type_name(given)
         return f"expected true or false, got {shown}"
     if kind in ("model_type", "model_attributes_type", "dict_type") and error["loc"][:1] == ("deployments",):
         return (

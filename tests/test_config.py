@@ -170,8 +170,12 @@ def test_an_override_of_the_wrong_shape_is_refused(overrides, message):
 @pytest.mark.parametrize(
     ("extra", "field", "message"),
     [
-        ("requires_resources: maybe", "requires_resources", "expected true or false, got 'maybe'"),
+        ("requires_resources: maybe", "requires_resources", "expected true or false, got the text 'maybe'"),
         ("requires_resources: [1]", "requires_resources", "expected true or false, got a list"),
+        # pydantic read these as true, the JSON Schema refuses them, as every other yes/no field of a persona does
+        ("requires_resources: 'yes'", "requires_resources", "got the text 'yes'; write true or false without quotes"),
+        ("requires_resources: 1", "requires_resources", "expected true or false, got 1"),
+        ("requires_resources:", "requires_resources", "got an empty value; write true or false, or leave the field"),
         ("deployments: {prod: [name]}", "deployments.prod", "expected a mapping of the fields this deployment changes"),
         ("deployments: {prod: 3}", "deployments.prod", "leave it empty to keep the base persona"),
         ("deployments: {prod: {deployments: {}}}", "deployments.prod.deployments", "overlays do not nest"),
