@@ -173,6 +173,9 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
         raise ConfigError(f"key must be non-empty text, got {key!r}")
     if provider is not None and not isinstance(provider, str):
         raise ConfigError(f"provider must be a provider's name, got {type(provider).__name__}")
+    for option_name, option in (("description", description), ("category", category)):
+        if option is not None and not isinstance(option, str):
+            raise ConfigError(f"{option_name} must be text, got {_kind(option)}; quote it")
     if not isinstance(separator, str) or not separator:
         raise ConfigError("separator must be non-empty text")
     for flag_name, flag in (("is_list", is_list), ("secret", secret)):

@@ -374,3 +374,15 @@ def test_a_list_default_holds_texts_only(item, kind):
     text = f"name: n\nrole: r\nconstraints:\n  key: RULES_NOT_SET\n  default: [Be brief., {json.dumps(item)}]\n"
     with pytest.raises(ConfigError, match=r"persona\.yaml:4:\d+: field 'constraints': default's item 2 must be text"):
         parse_profiles(text, file="persona.yaml")
+
+
+@pytest.mark.parametrize("option", ["description", "category"])
+def test_a_description_or_category_is_text(option):
+    """`name: {key: K, description: 5}` loaded, while the JSON Schema refuses it; explain shows the text."""
+    from profiles import parse_profiles
+
+    with pytest.raises(ConfigError, match=f"{option} must be text, got a number; quote it"):
+        DynConfig("Ada", key="NAME_NOT_SET", **{option: 5})
+    with pytest.raises(ConfigError, match=rf"persona\.yaml:1:\d+: field 'name': {option} must be text, got a list"):
+        parse_profiles(f"name: {{key: NAME_NOT_SET, {option}: [a]}}\nrole: r\n", file="persona.yaml")
+    assert getattr(DynConfig("Ada", key="NAME_NOT_SET", **{option: "agent"}), option) == "agent"
