@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .config import FILLED_VARIABLES
 from .dynconfig import DYNAMIC_KEYS
-from .fields import LIST_FIELDS, PROFILE_FIELDS, TEXT_FIELDS
+from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from .inheritance import EXTENDS_DESCRIPTION
 from .inputs import INPUT_TYPES
 from .messages import MESSAGE_ROLES
@@ -23,12 +24,24 @@ __all__ = ["SCHEMA_ID", "field_table", "persona_schema"]
 
 SCHEMA_ID = "https://agent-profiles.dev/schema/persona.schema.json"
 
+
+def _nullable(shape: dict[str, Any]) -> dict[str, Any]:
+    """`shape`, or null: the loader takes a key written with no value (`goal:`) as left out."""
+    return {"anyOf": [{"type": "null"}, shape]}
+
+
 def _description(field: str) -> str:
     """A field's description, written once on the persona model (and shown in the README's table)."""
     from .config import PersonaModel
 
     return PersonaModel.model_fields[field].description or ""
 
+
+#: Names a variable or an input may not take: a persona field's, or one the library fills in.
+_NOT_VARIABLES = [*PROFILE_FIELDS, *FILLED_VARIABLES]
+
+#: Fields the loader refuses null for (a persona's name and role are text, see below).
+_NOT_NULL = {"requires_resources"}
 
 #: A path a template root may not have: absolute, a drive letter, or a `..` part.
 _ESCAPING_PATH = r"(^/|^[A-Za-z]:|(^|[/\\])\.\.([/\\]|$))"
@@ -50,11 +63,14 @@ def _model_settings_schema() -> dict[str, Any]:
                 literal["minimum"] = spec.low
             if spec.high is not None:
                 literal["maximum"] = spec.high
-        settings[name] = {"description": spec.description, "anyOf": [literal, {"$ref": "#/$defs/dynamic_setting"}]}
+        settings[name] = {
+            "description": spec.description,
+            "anyOf": [{"type": "null"}, literal, {"$ref": "#/$defs/dynamic_setting"}],
+        }
     settings["extra"] = {
         "description": "Request body keys passed through untouched; a key naming an API (openai-chat, "
         "openai-responses, anthropic) holds keys for that API only.",
-        "type": "object",
+        "type": ["object", "null"],
     }
     return {
         "type": "object",
@@ -65,9 +81,9 @@ def _model_settings_schema() -> dict[str, Any]:
 
 def _output_schema_schema() -> dict[str, Any]:
     options = {
-        "name": {"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"},
-        "strict": {"type": "boolean"},
-        "description": {"type": "string"},
+        "name": _nullable({"type": "string", "pattern": "^[a-zA-Z0-9_-]{1,64}$"}),
+        "strict": {"type": ["boolean", "null"]},
+        "description": {"type": ["string", "null"]},
     }
 
     def reference(key: str, value: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +98,7 @@ def _output_schema_schema() -> dict[str, Any]:
         "anyOf": [
             reference("file", {"type": "string", "minLength": 1, "not": {"pattern": _ESCAPING_PATH}}),
             reference("store", {"type": "string", "minLength": 1}),
-            reference("schema", {"type": ["object", "boolean"]}),
+            reference("schema", {"type": "object"}),
             {
                 "type": "object",
                 "description": "A JSON Schema written out.",
@@ -96,16 +112,19 @@ def _inputs_schema() -> dict[str, Any]:
     type_name = {"enum": list(INPUT_TYPES)}
     return {
         "type": "object",
-        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "not": {"enum": _NOT_VARIABLES}},
         "additionalProperties": {
             "anyOf": [
+                {"type": "null"},
                 type_name,
                 {
                     "type": "object",
                     "properties": {
-                        "type": {"anyOf": [type_name, {"type": "array", "items": type_name, "minItems": 1}]},
-                        "enum": {"type": "array", "minItems": 1},
-                        "description": {"type": "string"},
+                        "type": {
+                            "anyOf": [{"type": "null"}, type_name, {"type": "array", "items": type_name, "minItems": 1}]
+                        },
+                        "enum": {"type": ["array", "null"], "minItems": 1},
+                        "description": {"type": ["string", "null"]},
                         "required": {"type": "boolean", "description": "Whether a render must give it; default true."},
                         "default": {},
                         "examples": {"type": "array"},
@@ -119,7 +138,7 @@ def _inputs_schema() -> dict[str, Any]:
 
 def _shapes() -> dict[str, dict[str, Any]]:
     """The JSON shape of each field the file format knows, without its description."""
-    text = {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/dynamic"}]}
+    text = {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/dynamic_text"}]}
     texts = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}]}
     shapes: dict[str, dict[str, Any]] = {field: text for field in TEXT_FIELDS}
     shapes.update({field: texts for field in LIST_FIELDS})
@@ -148,7 +167,15 @@ def _shapes() -> dict[str, dict[str, Any]]:
         "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
         "additionalProperties": {"oneOf": one_key},
     }
-    shapes["variables"] = {"type": "object"}
+    shapes["variables"] = {
+        "type": "object",
+        "propertyNames": {"not": {"enum": _NOT_VARIABLES}},
+        # a mapping holding `key` is resolved like a dynamic field; any other value is used as written
+        "additionalProperties": {
+            "if": {"type": "object", "required": ["key"]},
+            "then": {"$ref": "#/$defs/dynamic"},
+        },
+    }
     shapes["samples"] = {"type": "object"}
     shapes["tools"] = {
         "type": "array",
@@ -156,16 +183,16 @@ def _shapes() -> dict[str, dict[str, Any]]:
             "type": "object",
             "properties": {
                 "name": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
-                "description": {"type": "string", "minLength": 1},
+                "description": {"type": "string", "pattern": "\\S"},
                 "parameters": {
                     "description": "JSON Schema of the arguments; an object schema.",
-                    "type": "object",
-                    "properties": {"type": {"const": "object"}},
+                    "type": ["object", "null"],
+                    "properties": {"type": {"const": "object"}, "properties": {"type": "object"}},
                 },
                 "strict": {
                     "description": "OpenAI strict mode for this tool in request bodies; left out, on exactly when "
                     "the parameters fit strict mode.",
-                    "type": "boolean",
+                    "type": ["boolean", "null"],
                 },
             },
             "required": ["name", "description"],
@@ -180,17 +207,19 @@ def _shapes() -> dict[str, dict[str, Any]]:
     shapes["kinds"] = {
         "type": "array",
         "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$"},
-        "uniqueItems": True,
     }
     shapes["allow_secrets"] = {
         "type": "array",
         "items": {"enum": [*PROFILE_FIELDS, *(f"model_settings.{name}" for name in SETTINGS)]},
-        "uniqueItems": True,
     }
     shapes["model_settings"] = _model_settings_schema()
     shapes["output_schema"] = _output_schema_schema()
     shapes["inputs"] = _inputs_schema()
-    shapes["roles"] = {"type": "object", "additionalProperties": {"enum": list(MESSAGE_ROLES)}}
+    shapes["roles"] = {
+        "type": "object",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$"},
+        "additionalProperties": {"enum": list(MESSAGE_ROLES)},
+    }
     shapes["messages"] = {
         "type": "array",
         "minItems": 1,
@@ -213,6 +242,10 @@ def _shapes() -> dict[str, dict[str, Any]]:
                 },
             ]
         },
+        # the history goes in one place
+        "contains": {"type": "object", "required": ["history"]},
+        "minContains": 0,
+        "maxContains": 1,
     }
     shapes["metadata"] = {"type": "object"}
     shapes["deployments"] = {
@@ -226,25 +259,38 @@ def _shapes() -> dict[str, dict[str, Any]]:
 def persona_schema() -> dict[str, Any]:
     """Return the JSON Schema (draft 2020-12) that persona YAML files follow."""
     dynamic_properties: dict[str, Any] = {
-        "default": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-        "key": {"type": "string", "minLength": 1},
-        "provider": {"type": "string"},
+        "default": {"anyOf": [{"type": "null"}, {"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "key": {"type": ["string", "null"], "pattern": "\\S"},
+        "provider": {"type": ["string", "null"]},
         "is_list": {"type": "boolean"},
         "separator": {"type": "string", "minLength": 1},
         "secret": {"type": "boolean"},
-        "description": {"type": "string"},
-        "category": {"type": "string"},
+        "description": {"type": ["string", "null"]},
+        "category": {"type": ["string", "null"]},
     }
+    # a dynamic field needs a default or a key that is not null
+    default_or_key = [
+        {"required": ["default"], "properties": {"default": {"not": {"type": "null"}}}},
+        {"required": ["key"], "properties": {"key": {"type": "string"}}},
+    ]
     shapes = _shapes()
     from .config import PYTHON_ONLY_FIELDS, DeploymentOverlay, PersonaModel
 
     def described(field: str) -> dict[str, Any]:
         # a field without a shape here yet takes any value: the model validates it
-        return {"description": _description(field), **shapes.get(field, {})}
+        shape = shapes.get(field, {})
+        if shape and field not in _NOT_NULL:
+            shape = _nullable(shape)
+        return {"description": _description(field), **shape}
 
     properties = {field: described(field) for field in PersonaModel.model_fields if field not in PYTHON_ONLY_FIELDS}
     # an overlay may change any field a deployment overlay has; extends and deployments belong to the file
     overlay = {field: properties[field] for field in DeploymentOverlay.model_fields if field in properties}
+    for field in REQUIRED_FIELDS:  # an overlay may leave them null, keeping the base's; the persona may not
+        properties[field] = {
+            "description": _description(field),
+            "anyOf": [{"type": "string", "minLength": 1}, {"$ref": "#/$defs/dynamic_text"}],
+        }
     properties["extends"] = {
         "description": EXTENDS_DESCRIPTION,
         "anyOf": [
@@ -267,8 +313,13 @@ def persona_schema() -> dict[str, Any]:
                 "description": "A value resolved when the profile is created: from a provider's key, else the default.",
                 "type": "object",
                 "properties": {key: dynamic_properties[key] for key in DYNAMIC_KEYS},
-                "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
+                "anyOf": default_or_key,
                 "additionalProperties": False,
+            },
+            "dynamic_text": {
+                "description": "A text resolved when the profile is created: from a provider's key, else the default.",
+                "$ref": "#/$defs/dynamic",
+                "properties": {"default": {"type": ["string", "null"]}, "is_list": {"const": False}},
             },
             "dynamic_setting": {
                 "description": "A model setting resolved when the profile is created: the provider's text is read "
@@ -278,13 +329,14 @@ def persona_schema() -> dict[str, Any]:
                     **{key: dynamic_properties[key] for key in DYNAMIC_KEYS},
                     "default": {
                         "anyOf": [
+                            {"type": "null"},
                             {"type": "number"},
                             {"type": "string"},
                             {"type": "array", "items": {"type": "string"}},
                         ]
                     },
                 },
-                "anyOf": [{"required": ["default"]}, {"required": ["key"]}],
+                "anyOf": default_or_key,
                 "additionalProperties": False,
             },
             "overlay": {
