@@ -117,7 +117,7 @@ def read_personas(path: str | Path) -> Iterator[dict[str, Any]]:
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file ({exc.strerror or exc})", file=str(path))) from None
     with file:
-        for number, raw in enumerate(file, start=1):
+        for number, raw in enumerate(_lines(file, path), start=1):
             if len(raw) > MAX_LINE_BYTES:
                 raise ConfigError(
                     ConfigIssue(f"the line is over {MAX_LINE_BYTES} bytes", file=str(path), line=number)
@@ -134,6 +134,18 @@ def read_personas(path: str | Path) -> Iterator[dict[str, Any]]:
             if not isinstance(record, dict):
                 raise ConfigError(ConfigIssue("not a JSON object; one persona per line", file=str(path), line=number))
             yield persona_of(record)
+
+
+def _lines(file: Iterable[bytes], path: Path) -> Iterator[bytes]:
+    """The file's lines; a read that fails midway (a disk error, a file the system cannot read) is a ConfigError."""
+    read = 0
+    try:
+        for line in file:
+            yield line
+            read += 1
+    except OSError as exc:
+        after = f" after line {read}" if read else ""
+        raise ConfigError(ConfigIssue(f"cannot read the file{after} ({exc.strerror or exc})", file=str(path))) from None
 
 
 def diversity_report(personas: Iterable[Mapping[str, Any]], plan: SamplingPlan | None = None) -> DiversityReport:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from profiles.cli import cli
 
 BAD = "name: Aristotle\nrole: Summarizer\ngoal: [a, b]\ncolour: blue\nrole: Other\n"
@@ -154,3 +156,36 @@ def test_a_command_imports_only_what_it_uses():
     for name in ("render", "validate", "check", "explain", "diff", "schema", "chat-template", "batch", "generate",
                  "report", "store"):
         assert f"  {name} " in listing.stdout
+
+
+#: A file every read of fails with EIO, as a failing disk does: opening it works, reading does not.
+UNREADABLE = "/proc/self/mem"
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["report", UNREADABLE], "cannot read the file (Input/output error)"),
+        (["store", "put", "greeter/name", "--file", UNREADABLE], "cannot read the file (Input/output error)"),
+        (["batch", "--from", UNREADABLE, "--format", "csv", "--out", "-"], "cannot read the dataset (Input/output"),
+        (["batch", "--from", UNREADABLE, "--format", "jsonl", "--out", "o.jsonl"], "cannot read the dataset"),
+        (["batch", "--from", UNREADABLE, "--format", "yaml", "--out", "-", "--workers", "2"], "cannot read the"),
+        (["render", UNREADABLE], "cannot read the file: Input/output error"),
+        (["chat-template", UNREADABLE, "c.json"], "cannot read the file: Input/output error"),
+        (["import", "prompty", UNREADABLE, "--out", "o"], "cannot read the file: Input/output error"),
+    ],
+)
+def test_a_file_that_cannot_be_read_midway_is_a_clean_error(runner, tmp_path, monkeypatch, args, shown):
+    """Opening it works and reading fails: report, store put and batch reached 'internal error: OSError'."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PROFILES_STORE_URL", f"sqlite:///{tmp_path / 'store.db'}")
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Error: {UNREADABLE}: {shown}" in result.output and "internal error" not in result.output
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_folder_given_as_a_dataset_says_it_is_a_folder(runner, tmp_path):
+    result = runner.invoke(cli, ["batch", "--from", str(tmp_path), "--format", "csv", "--out", "-"])
+    assert result.exit_code == 2
+    assert f"Error: {tmp_path}: a folder, not a dataset file; name the .csv, .jsonl" in result.output

@@ -134,8 +134,11 @@ def _read_content(source: BinaryIO) -> str:
     """The text to store, read no further than the most a version may hold (a huge pipe stays unread)."""
     from ..store.keys import MAX_CONTENT_BYTES
 
-    raw = source.read(MAX_CONTENT_BYTES + 1)
     where = getattr(source, "name", "<stdin>")
+    try:
+        raw = source.read(MAX_CONTENT_BYTES + 1)
+    except OSError as exc:  # a disk error, or a file the system cannot read (/proc/self/mem)
+        raise ProfilesError(f"{where}: cannot read the file ({exc.strerror or exc}); check it") from None
     if len(raw) > MAX_CONTENT_BYTES:
         raise ProfilesError(
             f"{where}: over {MAX_CONTENT_BYTES:,} bytes, the most a stored prompt holds; shorten it or split it "

@@ -76,9 +76,20 @@ def read_rows(
     if not isinstance(source, Path):
         return _iterable(source)
     if not source.is_file():
+        if source.is_dir():
+            raise FactoryError(f"{source}: a folder, not a dataset file; name the .csv, .jsonl, .yaml or .parquet file")
         raise FactoryError(f"{source}: dataset file not found; check the path")
     readers = {"csv": _csv, "tsv": _csv, "jsonl": _jsonl, "yaml": _yaml, "parquet": _parquet}
-    return readers[fmt or detect_format(source)](source, fmt or detect_format(source), on_columns)
+    fmt = fmt or detect_format(source)
+    return _read_or_fail(source, readers[fmt](source, fmt, on_columns))
+
+
+def _read_or_fail(path: Path, rows: Iterator[RawRow]) -> Iterator[RawRow]:
+    """`rows`, with a read that fails midway (a disk error, a file that cannot be read) said as a FactoryError."""
+    try:
+        yield from rows
+    except OSError as exc:
+        raise FactoryError(f"{path}: cannot read the dataset ({exc.strerror or exc}); check the file") from None
 
 
 def count_rows(source: Path | Iterable[Any], fmt: str | None) -> int | None:
@@ -101,10 +112,13 @@ def count_rows(source: Path | Iterable[Any], fmt: str | None) -> int | None:
         return None
     lines = 0
     last = b"\n"
-    with source.open("rb") as file:
-        while chunk := file.read(1 << 20):
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
+    try:
+        with source.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                lines += chunk.count(b"\n")
+                last = chunk[-1:]
+    except OSError:  # reading the rows says what is wrong with the file
+        return None
     lines += last != b"\n"
     return max(lines - (fmt != "jsonl"), 0)
 
