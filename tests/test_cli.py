@@ -189,3 +189,15 @@ def test_a_folder_given_as_a_dataset_says_it_is_a_folder(runner, tmp_path):
     result = runner.invoke(cli, ["batch", "--from", str(tmp_path), "--format", "csv", "--out", "-"])
     assert result.exit_code == 2
     assert f"Error: {tmp_path}: a folder, not a dataset file; name the .csv, .jsonl" in result.output
+
+
+def test_a_file_name_that_is_not_utf8_is_printed_escaped(runner, tmp_path, configs):
+    """A name holding the byte 0xFF reaches Python as '\\udcff': printing it on a strict stream failed."""
+    persona = tmp_path / "\udcff.yaml"  # the file system holds the byte itself
+    persona.write_text((configs / "summarizer.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    validated = runner.invoke(cli, ["validate", str(persona)])
+    assert validated.exit_code == 0 and validated.output == f"ok {tmp_path}/\\udcff.yaml\n"
+    snapshot = runner.invoke(cli, ["check", str(persona), "--snapshot", str(tmp_path / "snap\udcff")])
+    assert snapshot.exit_code == 0, snapshot.output
+    assert f"snapshot {tmp_path}/snap\\udcff: " in snapshot.output and "internal error" not in snapshot.output
+    assert (tmp_path / "snap\udcff" / ".profiles-snapshot").is_file()

@@ -56,7 +56,15 @@ class _Guarded:
 
     def write(self, data: Any) -> Any:
         try:
-            return self._stream.write(data)
+            try:
+                return self._stream.write(data)
+            except UnicodeEncodeError:
+                if not isinstance(data, str):
+                    raise
+                # a file name's byte that is not UTF-8 reaches Python as a lone surrogate ('\udcff'), which a
+                # strict stream cannot encode: it is written escaped, as the error messages show it
+                encoding = getattr(self._stream, "encoding", None) or "utf-8"
+                return self._stream.write(data.encode(encoding, "backslashreplace").decode(encoding))
         except OSError as exc:
             raise _converted(exc, self._label) from None
 
