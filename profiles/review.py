@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,7 @@ NO_LANGUAGE = "_default"
 #: The file that marks a folder as a snapshot, so `write_snapshot` may remove files from it.
 MARKER = ".profiles-snapshot"
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^\w.-]+")
 
 
 @dataclass(frozen=True)
@@ -336,7 +337,7 @@ def compare_snapshot(snapshot: Snapshot, directory: str | Path) -> list[Snapshot
 
 def _read_snapshot(root: Path) -> dict[str, str]:
     return {
-        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+        unicodedata.normalize("NFC", path.relative_to(root).as_posix()): path.read_text(encoding="utf-8")
         for path in sorted(root.rglob("*.txt"))
         if path.is_file()
     }
@@ -348,8 +349,9 @@ def _persona_name(given: Path, file: Path) -> str:
 
 
 def _safe(text: str) -> str:
-    """A file-name-safe spelling: letters, digits, `.`, `_` and `-`; anything else becomes `-`."""
-    cleaned = _UNSAFE.sub("-", text).strip(".") or "-"
+    """A file-name-safe spelling: letters and digits of any script, `.`, `_` and `-`; anything else
+    becomes `-`. Composed (NFC), as `_read_snapshot` reads names back, whatever the file system keeps."""
+    cleaned = _UNSAFE.sub("-", unicodedata.normalize("NFC", text)).strip(".") or "-"
     return cleaned
 
 

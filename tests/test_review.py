@@ -146,6 +146,22 @@ def test_snapshot_names_are_deterministic(tmp_path, write):
     assert snapshot_prompts([tmp_path / "team"]).files == snapshot.files
 
 
+def test_personas_named_in_other_scripts_keep_their_own_snapshot_folders(runner, tmp_path, write):
+    """客服.yaml and 销售.yaml were both the folder '-', so a folder holding both could not be snapshot."""
+    from unicodedata import normalize
+
+    for name in ("客服", "销售", normalize("NFD", "café")):
+        write(f"team/{name}.yaml", f"name: {name}\nrole: R\n")
+    snapshot = snapshot_prompts([tmp_path / "team"])
+    assert snapshot.issues == []
+    assert {name.split("/")[0] for name in snapshot.files} == {"客服", "销售", "café"}  # composed, as read back
+    result = runner.invoke(cli, ["check", str(tmp_path / "team"), "--snapshot", str(tmp_path / "snap")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "snap" / "客服" / "_base" / "_default" / "system.txt").read_text().startswith("You are 客服.")
+    again = runner.invoke(cli, ["check", str(tmp_path / "team"), "--snapshot-check", str(tmp_path / "snap")])
+    assert again.exit_code == 0 and "none changed" in again.output
+
+
 def test_check_snapshot_then_snapshot_check(runner, tmp_path, write):
     folder = tmp_path / "personas"
     path = write("personas/reviewer.yaml", PERSONA)
