@@ -23,7 +23,9 @@ The file's keys, not its name, say which prompt it holds; file names are only re
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -229,6 +231,10 @@ def _is_rollout(value: Any) -> bool:
 def read_folder(directory: Path) -> list[PromptRecord]:
     """Read every ``*.yaml`` file under ``directory``; a key found in two files is an error.
 
+    Files are read as the walk finds them, in name order, so a folder that is no export (a home
+    folder, `/`) fails at its first other YAML file instead of being listed whole first; a linked
+    folder is not entered.
+
     Raises:
         StoreError: the folder is missing or a file is malformed (the message names the file).
     """
@@ -236,7 +242,7 @@ def read_folder(directory: Path) -> list[PromptRecord]:
         raise StoreError(f"{directory}: no such folder to import prompts from")
     records: dict[PromptKey, PromptRecord] = {}
     root = directory.resolve()
-    for path in sorted(directory.rglob("*.yaml")):
+    for path in _yaml_files(directory):
         if not path.resolve().is_relative_to(root):  # a link out of the folder: import reads only what it holds
             raise StoreError(
                 f"{path}: a link to {path.resolve()}, outside {directory}; an import reads only files inside the "
@@ -247,3 +253,16 @@ def read_folder(directory: Path) -> list[PromptRecord]:
             raise _fail(path, f"prompt {record.key} is also in {records[record.key].source}")
         records[record.key] = record
     return list(records.values())
+
+
+def _yaml_files(directory: Path) -> Iterator[Path]:
+    """The ``*.yaml`` files under ``directory``, in name order, a folder's files before its subfolders."""
+    for top, folders, files in os.walk(directory, onerror=_unreadable_folder):
+        folders.sort()  # os.walk enters them in this order; a linked folder is not followed
+        for name in sorted(files):
+            if name.endswith(".yaml"):
+                yield Path(top) / name
+
+
+def _unreadable_folder(exc: OSError) -> None:
+    raise StoreError(f"{exc.filename}: cannot read the folder ({exc.strerror or exc}); an import reads every file")

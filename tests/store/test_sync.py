@@ -307,3 +307,16 @@ def test_an_export_replaces_a_link_in_the_folder_rather_than_writing_through_it(
     (path,) = store.export(folder)
     assert outside.read_text() == "keep me\n"
     assert not path.is_symlink() and "Ada" in path.read_text()
+
+
+def test_an_import_of_a_folder_that_is_no_export_names_its_first_other_yaml_file(sqlite_url, tmp_path):
+    """`store import ~` (or /) read a listing of every YAML file below before the first; now the walk
+    stops at the first one it finds, a folder's own files before its subfolders, in name order."""
+    home = tmp_path / "home"
+    for name in ("b/deep/x.yaml", "b/settings.yaml", "z.yaml"):
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("theme: dark\n")
+    with PromptStore(sqlite_url) as store, pytest.raises(StoreError) as raised:
+        store.import_(home)
+    assert str(raised.value).startswith(f"{home / 'z.yaml'}: ")
+    assert store.list() == ()
