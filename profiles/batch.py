@@ -123,6 +123,10 @@ class BatchReport:
     issues: list[RowIssue] = field(default_factory=list)
 
 
+#: The most worker processes a batch starts.
+MAX_WORKERS = 1024
+
+
 def default_workers() -> int:
     """Worker processes when none are asked for: the cores this process may run on."""
     try:
@@ -457,6 +461,11 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
         raise BatchError(f"on_error must be raise, skip or collect, got {options.on_error!r}")
     if isinstance(options.workers, bool) or not isinstance(options.workers, int) or options.workers < 1:
         raise BatchError(f"workers must be a whole number from 1, got {options.workers!r}")
+    if options.workers > MAX_WORKERS:  # each is a process; the pool cannot even be built for 10**23
+        raise BatchError(
+            f"workers must be at most {MAX_WORKERS:,} processes, got {options.workers:,}; "
+            f"this machine has {default_workers()} core(s)"
+        )
     factory = DatasetProfileFactory(
         options.source, options.mapping, base=options.base, format=options.format, on_error="skip"
     )

@@ -186,3 +186,17 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split("\n", 1)[0].lower()
     except (OSError, IndexError):
         return "zombie"
+
+
+@pytest.mark.parametrize("workers", [1025, 10**23])
+def test_more_workers_than_a_batch_starts_is_a_batch_error(runner, tmp_path, workers):
+    """--workers 10**23 reached 'internal error: OverflowError' from the process pool."""
+    from profiles.cli import cli
+
+    source = make_customers(tmp_path / "c.csv", 3)
+    with pytest.raises(BatchError, match=f"workers must be at most 1,024 processes, got {workers:,}"):
+        run_batch(_options(source, tmp_path / "out.jsonl", workers=workers))
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", "-", "--workers", str(workers)])
+    assert result.exit_code == 2 and "at most 1,024 processes" in result.output
+    assert "internal error" not in result.output
+    assert not (tmp_path / "out.jsonl").exists()
