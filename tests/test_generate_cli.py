@@ -200,6 +200,33 @@ def test_bad_rules_file(runner, chat_server, tmp_path, content, message):
     assert chat_server.requests == []
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--count", "99999999999999999999999"], "--count must be at most 1,000,000, got 99,999,999,"),
+        (["--count", "1000001"], "--count must be at most 1,000,000, got 1,000,001; split a bigger population"),
+        (["--timeout", "inf"], "--timeout must be a number of seconds, got float inf"),
+        (["--timeout", "nan"], "--timeout must be a number of seconds, got float nan"),
+        (["--timeout", "1e308"], "--timeout must be at most 86,400 seconds (a day), got 1e+308"),
+    ],
+)
+def test_numbers_no_run_can_use_are_refused_before_any_request(runner, chat_server, rules, args, message):
+    """A huge --count listed every id (10**9 filled memory, 10**23 an OverflowError), and an infinite or NaN
+    --timeout reached 'internal error' at the first request."""
+    result = run(runner, chat_server, rules, *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and "internal error" not in result.stderr
+    assert chat_server.requests == []
+
+
+def test_a_plan_count_past_what_a_run_makes_is_refused(runner, chat_server, rules, write):
+    plan = write("plan.yaml", "count: 99999999999\nattributes:\n  tone: {values: [calm, brisk]}\n")
+    result = runner.invoke(cli, ["generate", "--base-url", chat_server.url, "--model", MODEL, "--rules", str(rules),
+                                 "--plan", str(plan)])
+    assert result.exit_code == 2
+    assert f"{plan}:1:8: field 'count': count must be from 1 to 1,000,000" in result.stderr
+
+
 def test_missing_option(runner, rules):
     """The required options are required."""
     result = runner.invoke(cli, ["generate", "--model", MODEL, "--count", "1", "--rules", str(rules)])

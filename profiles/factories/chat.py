@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import os
 import random
 import threading
@@ -142,8 +143,13 @@ def _text_or_none(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+#: The longest timeout or backoff a client takes, in seconds.
+MAX_SECONDS = 86_400
+
+
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    # NaN and infinity are no number of seconds: httpx and the clock refuse them at the first request
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _whole(value: Any) -> bool:
@@ -250,6 +256,11 @@ class ChatClient:
             raise FactoryError(f"max_in_flight must be 1 or more, got {max_in_flight}.")
         if timeout <= 0:
             raise FactoryError(f"timeout must be a positive number of seconds, got {timeout}.")
+        for option, seconds in (("timeout", timeout), ("backoff", backoff), ("max_backoff", max_backoff)):
+            if seconds > MAX_SECONDS:  # surely a mistake; the clock's waits overflow long before 1e308
+                raise FactoryError(
+                    f"{names.get(option, option)} must be at most {MAX_SECONDS:,} seconds (a day), got {seconds:g}."
+                )
         self.base_url = base_url.rstrip("/")
         self.url = (
             self.base_url

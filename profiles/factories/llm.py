@@ -50,7 +50,7 @@ from .base import ProfileFactory
 from .chat import ChatClient, ChatError, ChatReply, _kind, _number, _text, _text_or_none, check_types
 from .distinct import DistinctFilter, Embed, Removal
 from .json_reply import normalise_name, parse_json_reply, prompt_hash
-from .plan import SamplingPlan, plan_from
+from .plan import MAX_COUNT, SamplingPlan, plan_from
 
 if TYPE_CHECKING:
     from profiles.profile import Profile
@@ -332,6 +332,11 @@ class LLMProfileFactory(ProfileFactory):
                 raise FactoryError(
                     f"LLMProfileFactory: {self._option(option)} must be a whole number, {least} or more, got {value!r}."
                 )
+        if count > MAX_COUNT:  # every persona's id and draw is held while the run lasts
+            raise FactoryError(
+                f"LLMProfileFactory: {self._option('count')} must be at most {MAX_COUNT:,}, got {count:,}; split a "
+                "bigger population into runs with different seeds."
+            )
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
             raise FactoryError(f"LLMProfileFactory: seed must be a whole number or None, got {seed!r}.")
         if not isinstance(rules, str) or not rules.strip():

@@ -75,6 +75,8 @@ __all__ = [
 
 #: Most dataset rows a plan reads; they are held in memory while drawing.
 MAX_PLAN_ROWS = 100_000
+#: The most personas one plan or generating run makes: each has its draw and id held in memory.
+MAX_COUNT = 1_000_000
 
 #: Most attributes in one plan: each is listed in every prompt.
 MAX_ATTRIBUTES = 64
@@ -502,8 +504,8 @@ class _PlanFile(BaseModel):
     @field_validator("count")
     @classmethod
     def _count(cls, value: int | None) -> int | None:
-        if value is not None and value < 1:
-            raise ValueError("count must be 1 or more")
+        if value is not None and not 1 <= value <= MAX_COUNT:
+            raise ValueError(f"count must be from 1 to {MAX_COUNT:,}; split a bigger population into runs")
         return value
 
     @field_validator("attributes", mode="before")
