@@ -115,3 +115,16 @@ def test_other_unclosed_openers_name_where_they_opened(write, text, where, what)
     with pytest.raises(ConfigError) as caught:
         load_profile(path)
     assert str(caught.value).startswith(f"{path}:{where}: invalid YAML: {what}")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_command_shows_a_warning_as_a_warning_line(tmp_path, workers):
+    """batch printed Python's raw warning, naming click's core.py (or the process pool's) and its source line."""
+    data = tmp_path / "rows.csv"
+    data.write_text("name,role\nAda,Guide\n", encoding="utf-8")
+    model = f"unheard-of-{uuid.uuid4().hex[:8]}"
+    args = ["batch", "--from", str(data), "--out", "-", "--model", model, "--workers", workers, "--quiet"]
+    done = subprocess.run([sys.executable, "-m", "profiles", *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(f"Warning: no template family matches model '{model}'")
+    assert "UnknownModelWarning" not in done.stderr and ".py:" not in done.stderr

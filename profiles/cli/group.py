@@ -14,6 +14,9 @@ import io
 import os
 import re
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -73,7 +76,7 @@ class ProfilesGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            with guarded_stdout():
+            with guarded_stdout(), _warnings_as_messages():
                 return super().invoke(ctx)
         except ProfilesError as error:
             raise ProfilesCommandError(error) from None
@@ -94,6 +97,24 @@ class ProfilesGroup(click.Group):
             if os.environ.get("PROFILES_DEBUG") == "1":
                 raise
             raise InternalError(error) from None
+
+
+@contextmanager
+def _warnings_as_messages() -> Iterator[None]:
+    """Show a warning that reaches Python's display as `Warning: …` on stderr, as the commands that
+    collect theirs do, not with the file and source line of whatever code was running (click's, or
+    the process pool's in a batch worker forked while this is in place)."""
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        click.echo(labelled("Warning", str(message)), err=True)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 def _show(error: click.ClickException) -> None:
