@@ -76,6 +76,19 @@ def test_stdout_without_out(runner, chat_server, rules):
     assert "wrote 2 persona(s) in 1 batch request(s)" in result.stderr
 
 
+def test_out_dash_is_standard_output_and_an_empty_out_is_refused(runner, chat_server, rules, tmp_path, monkeypatch):
+    """--out - wrote a file named '-' (batch's --out - is standard output); --out '' reached 'internal error'."""
+    monkeypatch.chdir(tmp_path)
+    chat_server.script(personas("Ada", "Ben"))
+    result = run(runner, chat_server, rules, "--out", "-")
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["name"] for line in result.stdout.splitlines()] == ["Ada", "Ben"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["rules.txt"]
+    empty = run(runner, chat_server, rules, "--out", "")
+    assert empty.exit_code == 2 and "Invalid value for '--out': is empty; name the JSONL file" in empty.stderr
+    assert len(chat_server.requests) == 1
+
+
 def test_examples_are_shown_and_their_names_taken(runner, chat_server, rules, configs):
     """Example persona files reach the prompt; a persona named like one is dropped."""
     chat_server.script(personas("hypatia", "Ada"), personas("Ben"))

@@ -28,6 +28,15 @@ OPTION_NAMES = {
 }
 
 
+def _out_path(value: str | None) -> Path | None:
+    """--out as a path: `-` is standard output, as for `profiles batch`; an empty text names no file."""
+    if value is None or value == "-":
+        return None
+    if not value.strip():
+        raise click.BadParameter("is empty; name the JSONL file to write, or leave --out out for standard output")
+    return Path(value)
+
+
 @click.command()
 @click.option("--base-url", required=True, help="The API root of an OpenAI-compatible server, e.g. http://localhost:8000/v1.")
 @click.option("--model", required=True, help="The model that writes the personas.")
@@ -80,8 +89,9 @@ OPTION_NAMES = {
 )
 @click.option(
     "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The JSONL file to write; standard output when left out.",
+    type=click.Path(dir_okay=False),
+    callback=lambda ctx, param, value: _out_path(value),
+    help="The JSONL file to write; standard output when left out or -.",
 )
 @click.option("--resume", is_flag=True, help="Continue a run that was stopped, from OUT.partial.")
 @click.option("--force", is_flag=True, help="Overwrite --out, and start over from any OUT.partial.")
