@@ -201,3 +201,29 @@ def test_a_file_name_that_is_not_utf8_is_printed_escaped(runner, tmp_path, confi
     assert snapshot.exit_code == 0, snapshot.output
     assert f"snapshot {tmp_path}/snap\\udcff: " in snapshot.output and "internal error" not in snapshot.output
     assert (tmp_path / "snap\udcff" / ".profiles-snapshot").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["batch", "--from", "data.csv", "--out", "-", "--render", "--question", "Hi \udcff"], "--question"),
+        (["batch", "--from", "data.csv", "--out", "-", "--language", "\udcff"], "--language"),
+        (["batch", "--from", "data.csv", "--out", "-", "--model", "gpt-\udcff"], "--model"),
+        (["batch", "--from", "data.csv", "--out", "-", "--deployment", "\udcff"], "--deployment"),
+        (["generate", "--base-url", "http://127.0.0.1:9/\udcff", "--model", "m"], "--base-url"),
+        (["generate", "--base-url", "http://127.0.0.1:9/v1", "--model", "\udcff"], "--model"),
+        (["generate", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--language", "\udcff"], "--language"),
+    ],
+)
+def test_batch_and_generate_text_options_that_are_not_utf8_are_usage_errors(runner, tmp_path, monkeypatch, args,
+                                                                               option):
+    """A byte that is not UTF-8 (0xFF reaches Python as '\\udcff') went on into every persona, prompt and
+    request, and ended in 'internal error: UnicodeEncodeError'; render refused it already."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data.csv").write_text("name,role\nAda,Guide\n", encoding="utf-8")
+    (tmp_path / "rules.txt").write_text("Bookshop staff.\n", encoding="utf-8")
+    if args[0] == "generate":
+        args = [*args, "--rules", "rules.txt", "--count", "1", "--max-retries", "0"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for {option}: {option} holds the byte 0xFF, which is not UTF-8 text" in result.output

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from ..batch import STDOUT, BatchError, BatchOptions, BatchReport, default_workers, parse_shard, run_batch
+from .options import refuse_undecodable
 from .progress import batch_progress
 
 __all__ = ["batch"]
@@ -129,6 +130,9 @@ def batch(
     After a crash or Ctrl-C, run the same command with --resume: it continues where the last
     checkpoint left off, without losing or repeating a persona.
     """
+    for option, text in (("--question", question), ("--deployment", deployment), ("--language", language),
+                         ("--model", model), ("--address", address)):
+        refuse_undecodable(text, option, option)  # it would reach every persona and prompt written
     if question is not None and not render:
         raise click.UsageError("--question is only used to render prompts; add --render")
     if resume and force:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..generate import JsonlWriter, fingerprint, read_rules, write_generated
+from .options import refuse_undecodable
 from .progress import persona_progress
 
 __all__ = ["generate"]
@@ -163,6 +164,10 @@ def generate(
     from ..factories.llm import LLMProfileFactory  # here: --help needs none of it
     from ..loader import load_profiles
 
+    for option, text in (("--base-url", base_url), ("--model", model), ("--language", language),
+                         ("--embeddings-url", embeddings_url), ("--embeddings-model", embeddings_model),
+                         ("--api-key-env", api_key_env)):
+        refuse_undecodable(text, option, option)  # it would go into every request and persona
     if resume and force:
         raise click.UsageError("--resume continues a run and --force starts over; pass one of them")
     if bool(embeddings_url) != bool(embeddings_model):
