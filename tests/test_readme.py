@@ -27,6 +27,12 @@ COMMANDS = [
     for line in body.splitlines()
     if line.startswith("profiles ")
 ]
+#: What the text after a `<!-- exit 2 -->` block says its commands print, one quote per command, in order.
+SHOWN_ERRORS = {
+    line: " ".join(quote.split()).split("…")[0].strip()
+    for block, prose in re.findall(r"<!-- exit 2 -->\n```bash\n(.*?)```\n\nprints (.*?)\n\n", README, re.S)
+    for line, quote in zip(block.splitlines(), re.findall(r"`(Error: .*?)`", prose, re.S), strict=True)
+}
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +90,28 @@ def test_cli_example(runner, monkeypatch, code, line):
     result = runner.invoke(cli, shlex.split(line)[1:])
     assert result.exit_code == code, result.output
     assert result.output.strip()
+    if line in SHOWN_ERRORS:  # the message the README quotes for it
+        assert SHOWN_ERRORS[line] in " ".join(result.output.split()), (SHOWN_ERRORS[line], result.output)
+
+
+def test_every_error_the_readme_quotes_is_checked():
+    assert len(SHOWN_ERRORS) == 3 and all(quote.startswith("Error: ") for quote in SHOWN_ERRORS.values())
+
+
+def test_shell_batch_example_writes_what_the_readme_says(runner, tmp_path, monkeypatch):
+    """The `sh` block of `profiles batch … --out personas.jsonl --render`, run as written in a copy of
+    profile_configs (it writes into the working folder), gives the line the README shows."""
+    import json
+    import shutil
+
+    (block,) = [body for _, lang, body in BLOCKS if lang == "sh" and "--out personas.jsonl --render" in body]
+    shutil.copytree(REPO / "profile_configs", tmp_path / "profile_configs")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, shlex.split(block.replace("\\\n", " "))[1:])
+    assert result.exit_code == 0, result.output
+    first = json.loads((tmp_path / "personas.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert (first["id"], first["row"], list(first["prompts"])) == ("c-001", 1, ["system", "user"])
+    assert first["prompts"]["user"].endswith("Where is my invoice?") and first["persona"]["name"]
 
 
 def test_yaml_example_is_a_valid_persona(tmp_path):
