@@ -198,18 +198,39 @@ def _name_by_path(root: yaml.Node, issues: list[ConfigIssue], placed: list[tuple
 
 
 class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader with the alias-expansion and depth bounds of persona files."""
+    """The safe loader with the alias-expansion and depth bounds of persona files, refusing a
+    duplicate key (or a second `<<`) where PyYAML silently keeps the last one."""
 
     def construct_document(self, node: yaml.Node) -> Any:
         _measure(node)
         return super().construct_document(node)
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not _plain_keys(node):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = (key_node.tag, _key_identity(key_node.value))
+                first = seen.setdefault(key, key_node)
+                if first is not key_node:
+                    line = first.start_mark.line + 1
+                    problem = (
+                        f"a second merge key '<<' in one mapping (first at line {line}); merge several mappings "
+                        "with one key: <<: [*first, *second]"
+                        if key_node.tag == "tag:yaml.org,2002:merge"
+                        else f"duplicate key {_shown(key_node.value)} (first at line {line}); keep one of them"
+                    )
+                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
 
 def safe_load(text: str) -> Any:
     """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
 
-    libyaml when present, with alias expansions and nesting bounded as in persona files; every
-    failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
+    libyaml when present, with alias expansions and nesting bounded as in persona files and
+    duplicate keys refused as there; every failure, a too-deep document included, is a
+    `yaml.YAMLError`, never a `RecursionError`.
     """
     if isinstance(text, str) and _SURROGATE.search(text):
         raise yaml.YAMLError(_surrogate_problem(text)[0])
