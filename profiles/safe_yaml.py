@@ -28,6 +28,7 @@ __all__ = [
     "MAX_YAML_NODES",
     "describe_yaml_error",
     "locator",
+    "read_at_most",
     "read_documents",
     "read_text",
     "safe_load",
@@ -482,6 +483,20 @@ def as_path(path: object, *, kind: str = "persona") -> Path:
     raise ConfigError(f"a {kind} path must be text or a pathlib.Path, got {type(path).__name__}")
 
 
+def read_at_most(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit`.
+
+    Read no further than that: a device or a pipe (`/dev/zero`, `<(…)`) has no size to check
+    first, and a file can grow after its size was read.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    with path.open("rb") as file:
+        raw = file.read(limit + 1)
+    return raw if len(raw) <= limit else None
+
+
 def read_text(path: Path, *, kind: str = "persona") -> str:
     """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8.
 
@@ -506,9 +521,13 @@ def read_text(path: Path, *, kind: str = "persona") -> str:
             ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a {kind}", file=str(path))
         )
     try:
-        raw = path.read_bytes()
+        raw = read_at_most(path, MAX_FILE_BYTES)
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    if raw is None:
+        raise ConfigError(
+            ConfigIssue(f"file holds over {MAX_FILE_BYTES} bytes, the limit for a {kind}", file=str(path))
+        )
     try:
         return raw.decode("utf-8-sig")  # a BOM some editors write is not part of the persona
     except UnicodeDecodeError as exc:

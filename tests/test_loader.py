@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -319,3 +322,19 @@ def test_keys_of_different_types_are_no_duplicates():
     from profiles.safe_yaml import safe_load
 
     assert safe_load("1: x\n'1': y\n") == {1: "x", "1": "y"}
+
+
+def test_a_device_is_read_no_further_than_the_limit():
+    """A device has no size to check first: /dev/zero was read until memory ran out."""
+    with pytest.raises(ConfigError) as caught:
+        load_profile("/dev/zero")
+    assert str(caught.value) == "/dev/zero: file holds over 2000000 bytes, the limit for a persona"
+
+
+def test_a_persona_can_come_through_a_pipe(tmp_path):
+    """`profiles render <(envsubst < persona.yaml)` reads a pipe, which has no size either."""
+    result = subprocess.run(
+        [sys.executable, "-m", "profiles", "render", "/dev/stdin", "--kind", "system"],
+        input="name: Ada\nrole: Guide\n", capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout.startswith("You are Ada. Your role: Guide."), result.stderr
