@@ -33,6 +33,7 @@ from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_sch
 from .providers import get_provider
 from .providers.env import check_deployment
 from .rendering.renderer import referenced_templates
+from .rendering.templates import language_problem
 from .secrets import redact
 from .settings import SettingError, setting_from_text
 
@@ -185,6 +186,11 @@ def resolve_field(config: PersonaModel, field: str, info: ConfigInfo, context: C
             if isinstance(value, list):
                 item = replace(item, value=tuple(value))
             check_answer(field, info, item)
+        elif field == "language" and value:
+            problem = language_problem(value)
+            if problem is not None:
+                said = "a value that is not a language" if item.secret else problem
+                raise ResolutionError(f"provider {info.provider_name!r} answered for {info.key!r}: {said}")
         return item
     except ResolutionError as exc:
         where = (context.deployment and config.line_of("deployments", context.deployment, field)) or config.line_of(
