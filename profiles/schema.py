@@ -65,7 +65,15 @@ def _model_settings_schema() -> dict[str, Any]:
                 literal["maximum"] = spec.high
         settings[name] = {
             "description": spec.description,
-            "anyOf": [{"type": "null"}, literal, {"$ref": "#/$defs/dynamic_setting"}],
+            "anyOf": [
+                {"type": "null"},
+                literal,
+                # a text default is read like a provider's answer; any other must fit the setting
+                {
+                    "$ref": "#/$defs/dynamic_setting",
+                    "properties": {"default": {"anyOf": [{"type": ["null", "string"]}, literal]}},
+                },
+            ],
         }
     settings["extra"] = {
         "description": "Request body keys passed through untouched; a key naming an API (openai-chat, "
@@ -142,6 +150,19 @@ def _shapes() -> dict[str, dict[str, Any]]:
     texts = {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"$ref": "#/$defs/dynamic"}]}
     shapes: dict[str, dict[str, Any]] = {field: text for field in TEXT_FIELDS}
     shapes.update({field: texts for field in LIST_FIELDS})
+    # a template locale: no path parts, no spaces around it, at most 64 characters (see language_problem)
+    locale = {
+        "type": "string",
+        "maxLength": 64,
+        # no line break anywhere first, so that `$` means the end in Python's regexes as in ECMA's
+        "pattern": r"^(?![\s\S]*[\n\r])(?:|(?!.*(?:/|\\|\.\.))\S(?:.*\S)?)$",
+    }
+    shapes["language"] = {
+        "anyOf": [
+            locale,
+            {"$ref": "#/$defs/dynamic_text", "properties": {"default": {"anyOf": [{"type": "null"}, locale]}}},
+        ]
+    }
     one_key = [
         {
             "type": "object",

@@ -52,6 +52,8 @@ def test_examples_follow_the_schema_and_carry_the_modeline(configs):
         {"name": "n", "role": "r", "tools": [{"name": "search", "description": "d", "parameters": {"properties": 5}}]},
         {"name": "n", "role": "r", "output_schema": {"schema": True}},
         {"name": "n", "role": "r", "roles": {"": "system"}},
+        {"name": "n", "role": "r", "language": " zh"},
+        {"name": "n", "role": "r", "language": {"key": "LANGUAGE", "default": "zh/../en"}},
     ],
 )
 def test_schema_refuses_what_the_loader_refuses(document):
@@ -98,7 +100,11 @@ def test_schema_takes_what_the_loader_takes(extra):
 # empty. Left out are the checks only the loader can make (files, template syntax, registered
 # providers, env key spelling, an output schema's meta-schema, a default against its input's type).
 
-_WORDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters="{}%#"), max_size=12)
+_WORDS = st.text(  # printable text, as a language must be (beyond what a JSON Schema pattern can say)
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Cf", "Co", "Cn", "Zl", "Zp", "Zs"),
+                  exclude_characters="{}%#", include_characters=" "),
+    max_size=12,
+)
 _WRONG = st.sampled_from([None, 5, 1.5, True, [], {}, "", "x"])
 
 
