@@ -268,9 +268,13 @@ def write(prepared: list[Any]) -> dict[str, str]:
     tasks: dict[str, Any] = {}
     for item in prepared:
         name = str(item.value("name") or "agent")
-        agent_id = item.identifier(slug(name))
+        agent_id = item.identifier(_agent_id(name))
         while agent_id in agents:
             agent_id += "_2"
+        if item.value("name") and not item.same_format and title_words(agent_id) != name:
+            # an import names the agent after its id: say what of the name that id cannot bring back
+            item.note("dropped", f"the name {name!r} is not written: CrewAI has no name field, and the agent id "
+                      f"{agent_id!r} reads back as {title_words(agent_id)!r}")
         role = _crewai_text(item, item.field_pieces("role", inline_defaults=True), "role")
         goal = _crewai_text(item, item.field_pieces("goal", inline_defaults=True), "goal")
         parts = [_crewai_text(item, item.field_pieces("desc", inline_defaults=True), "desc")]
@@ -351,6 +355,19 @@ def write(prepared: list[Any]) -> dict[str, str]:
             item.note("converted", f"task {agent_id}_task written from the user prompt ({{question}} is the request)")
     header = "# Written by `profiles export --to crewai`; {name} placeholders are crew.kickoff(inputs=…).\n"
     return {"agents.yaml": header + dump_yaml(agents), "tasks.yaml": header + dump_yaml(tasks)}
+
+
+def _agent_id(name: str) -> str:
+    """The agent's key in agents.yaml: the name's slug, or the name itself where only it reads back as the name.
+
+    An import names the agent after its id (`title_words`); a name that is an identifier the slug
+    would lose (`墨子`, which has no letter a slug keeps) is the id as it is, as CrewAI's crew
+    class names a method after it.
+    """
+    made = slug(name)
+    if title_words(made) != name and name.isidentifier() and title_words(name) == name:
+        return name
+    return made
 
 
 def _task(item: Any, task_id: str, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -> dict[str, Any]:
