@@ -50,6 +50,14 @@ _JINJA_HISTORY = re.compile(
 _MUSTACHE_HISTORY = re.compile(r"\{\{#(\w+)\}\}\s*\{\{role\}\}\s*:\s*\{\{content\}\}\s*\{\{/\1\}\}")
 _TYPES = ("string", "integer", "number", "boolean", "array", "object")
 
+#: Prompty kinds that are a JSON type under another name (Prompty sends `float` as `number`).
+_KIND_TYPES = {"float": "number"}
+
+
+def _kind_type(kind: Any) -> Any:
+    """The JSON type a Prompty kind is, when it is one; else the kind as written."""
+    return _KIND_TYPES.get(kind, kind) if isinstance(kind, str) else kind
+
 
 def read(path: Path) -> ImportResult:
     """A `.prompty` file, or every `.prompty` file of a folder, as personas.
@@ -233,7 +241,7 @@ def _inputs(
         if not isinstance(item, dict):
             specs[name] = {"examples": [item]} if item is not None else {}
             continue
-        kind = item.get("kind", item.get("type"))
+        kind = _kind_type(item.get("kind", item.get("type")))
         if kind == "thread":
             thread = name
             continue
@@ -388,7 +396,7 @@ def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
     properties: dict[str, Any] = {}
     for name, item in entries:
         prop: dict[str, Any] = {}
-        kind = item.get("kind", item.get("type")) if isinstance(item, dict) else None
+        kind = _kind_type(item.get("kind", item.get("type"))) if isinstance(item, dict) else None
         if kind in _TYPES:
             prop["type"] = kind
         if isinstance(item, dict) and item.get("description"):
@@ -400,6 +408,7 @@ def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
 
 
 def _json_type(kind: Any) -> dict[str, Any]:
+    kind = _kind_type(kind)
     return {"type": kind} if kind in _TYPES else {}
 
 

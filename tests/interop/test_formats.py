@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -349,3 +350,29 @@ def test_a_prompt_folders_config_mistake_is_named_in_config_json(tmp_path, confi
         interop.load("semantic-kernel", folder)
     message = str(caught.value)
     assert message.startswith(str(folder / "config.json")) and problem in message and "skprompt.txt" not in message
+
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "interop"
+
+
+def test_prompty_float_kind_is_a_number_as_prompty_sends_it(tmp_path):
+    """Prompty's `float` kind is JSON's number (Prompty's own executors send it so): an output, input or tool
+    parameter of kind float is imported as a number, not as a value of any type."""
+    import prompty
+    from prompty.providers.openai.executor import _output_schema_to_wire
+
+    (persona,) = interop.load("prompty", DATA / "anthropic_structured.prompty").personas
+    schema = persona.config.create_profile().output_schema.as_dict()
+    theirs = _output_schema_to_wire(prompty.load(DATA / "anthropic_structured.prompty"))["json_schema"]["schema"]
+    assert schema["properties"]["temperature"]["type"] == "number"
+    assert "number" in theirs["properties"]["temperature"]["type"]  # ["number", "null"]: an output it may leave out
+    path = tmp_path / "f.prompty"
+    path.write_text("---\nname: f\nmodel: gpt-4o\ninputs:\n  - {name: ratio, kind: float, default: 0.5}\n"
+                    "tools:\n  - name: scale\n    kind: function\n    description: Scale it.\n    parameters:\n"
+                    "      - {name: factor, kind: float, required: true}\n---\nsystem:\nScale by {{ratio}}.\n",
+                    encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    profile = persona.config.create_profile()
+    assert persona.config.inputs["ratio"].types == ("number",)
+    assert profile.tools[0].parameters["properties"]["factor"] == {"type": "number"}
+    assert not any("kind 'float'" in note.message for note in persona.notes)
