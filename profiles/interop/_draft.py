@@ -236,6 +236,19 @@ class Draft:
         self.derived[name] = how
         self.note("derived", f"{name} {value!r} derived {how} ({self.format} has no {name})")
 
+    def tool_description(self, name: Any, description: Any, line: int | None = None) -> Any:
+        """A tool's description; for a tool without one (which the format allows), one made from its name.
+
+        A persona's tool needs a description (it tells the model what the tool does), so a tool the
+        other tool sends without one is described by its name, and the note says so.
+        """
+        if description or not isinstance(name, str) or not name.strip():
+            return description if description is not None else ""
+        made = f"{title_words(name)}."
+        self.note("derived", f"tool {name!r} has no description, which a persona's tool needs; described as "
+                  f"{made!r} from its name: write what it does", line)
+        return made
+
     def text_reference(self, name: str, value: Any, line: int | None) -> Any:
         """A persona text field from a source value; `${env:KEY}` becomes a dynamic field, never a value."""
         if isinstance(value, str):

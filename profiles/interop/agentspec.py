@@ -216,7 +216,8 @@ def _tools(draft: Draft, source: Source, tools: Any, referenced: dict[str, Any])
             draft.drop(f"tool {name!r}", f"a {kind} is not a function the model calls (a toolbox, MCP server or "
                        "built-in); configure it in the runtime", line, kind="code")
             continue
-        specs.append(_tool_spec(name, tool.get("description"), _properties(source, tool.get("inputs"), "inputs")))
+        description = draft.tool_description(name, tool.get("description"), line)
+        specs.append(_tool_spec(name, description, _properties(source, tool.get("inputs"), "inputs")))
         if kind == "ClientTool":
             draft.keep(f"tools.{name}.component_type", kind, line)
         if kind == "RemoteTool":

@@ -434,7 +434,8 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
                 "and a kind), a mapping of name to property, or a JSON Schema object", "tools", index, "parameters"))
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
-        tools.append(_function_tool(item))
+        tools.append({**_function_tool(item),
+                      "description": draft.tool_description(item.get("name"), item.get("description"), line)})
     if tools:
         draft.set("tools", tools, front.line("tools"))
 

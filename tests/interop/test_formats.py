@@ -376,3 +376,25 @@ def test_prompty_float_kind_is_a_number_as_prompty_sends_it(tmp_path):
     assert persona.config.inputs["ratio"].types == ("number",)
     assert profile.tools[0].parameters["properties"]["factor"] == {"type": "number"}
     assert not any("kind 'float'" in note.message for note in persona.notes)
+
+
+@pytest.mark.parametrize("format,text", [
+    ("prompty", "---\nname: f\nmodel: gpt-4o\ntools:\n  - name: get_weather\n    kind: function\n    parameters:\n"
+                "      - {name: city, kind: string, required: true}\n---\nsystem:\nHelp.\n"),
+    ("agentspec", '{"component_type": "Agent", "name": "f", "system_prompt": "Help.", "llm_config": '
+                  '{"component_type": "OpenAiConfig", "name": "m", "model_id": "gpt-4o"}, "tools": [{"component_type":'
+                  ' "ServerTool", "name": "get_weather", "description": null, "inputs": [{"title": "city", '
+                  '"type": "string"}]}]}'),
+])
+def test_a_tool_without_a_description_is_described_by_its_name(tmp_path, format, text):
+    """Prompty and Agent Spec take a tool without a description; a persona's tool needs one. The import
+    describes it by its name and says so, instead of failing with the persona's own 'description must be
+    a non-empty text'."""
+    path = tmp_path / ("f.prompty" if format == "prompty" else "f.json")
+    path.write_text(text, encoding="utf-8")
+    (persona,) = interop.load(format, path).personas
+    (tool,) = persona.config.create_profile().tools
+    assert (tool.name, tool.description) == ("get_weather", "Get Weather.")
+    note = next(note for note in persona.notes if "has no description" in note.message)
+    assert note.kind == "derived" and "write what it does" in note.message
+    assert note.line is not None or format == "agentspec"  # JSON is read without lines
