@@ -458,7 +458,8 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
             if parameter.get("enumValues"):
                 prop["enum"] = parameter["enumValues"]
             properties[str(parameter.get("name"))] = prop
-            if parameter.get("required", True):
+            # as Prompty sends the tool: a parameter is required when it says so, or every one is in strict mode
+            if parameter.get("required") is True or item.get("strict") is True:
                 required.append(str(parameter.get("name")))
         schema = {"type": "object", "properties": properties, "required": required}
         if item.get("strict") is True:  # what strict mode needs of every object, as Prompty sends it
@@ -866,10 +867,8 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             required = set(parameters.get("required") or ())
             listed = []
             for key, value in (parameters.get("properties") or {}).items():
-                prop = _property(key, value)
-                if key not in required:
-                    prop["required"] = False
-                listed.append(prop)
+                # written either way: Prompty takes a parameter that does not say so as optional
+                listed.append({**_property(key, value), "required": key in required})
             entry = {"name": tool.name, "kind": "function", "description": tool.description, "parameters": listed}
             if tool.strict is not None:
                 entry["strict"] = tool.strict

@@ -482,3 +482,31 @@ def test_block_tags_on_lines_of_their_own_render_the_same_text_in_prompty(write,
     theirs = prompty.prepare(prompty.load(source), inputs={"ticket": "T"})[-1].text
     (imported,) = interop.load("prompty", source).personas
     assert imported.config.create_profile().format_messages(ticket="T")[-1]["content"] == theirs
+
+
+def test_prompty_sends_the_tool_the_persona_has_and_an_import_takes_the_tool_prompty_sends(tmp_path, monkeypatch):
+    """Prompty takes a parameter without `required: true` as optional (unless the tool is strict): the export
+    says `required` of every parameter, so Prompty sends the persona's tool, and an import of a file that does
+    not say it gives the tool Prompty sends."""
+    import prompty
+    from prompty.providers.openai.executor import _tools_to_wire
+
+    from profiles import ProfileConfig
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    parameters = {"type": "object", "properties": {"word": {"type": "string"}, "n": {"type": "number"}},
+                  "required": ["word"]}
+    config = ProfileConfig(name="Ada", role="Clerk", model="gpt-4o",
+                           tools=[{"name": "look", "description": "Look it up.", "parameters": parameters}])
+    files, _ = export(config, "prompty")
+    ((name, text),) = files.items()
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    (sent,) = _tools_to_wire(prompty.load(tmp_path / name))
+    assert sent["function"]["parameters"] == parameters
+    (tmp_path / "real.prompty").write_text(
+        "---\nname: real\nmodel: gpt-4o\ntools:\n  - name: look\n    kind: function\n    description: Look.\n"
+        "    parameters:\n      - {name: word, kind: string, required: true}\n      - {name: n, kind: number}\n"
+        "---\nsystem:\nHelp.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", tmp_path / "real.prompty").personas
+    (sent,) = _tools_to_wire(prompty.load(tmp_path / "real.prompty"))
+    assert dict(persona.config.create_profile().tools[0].parameters) == sent["function"]["parameters"] == parameters
