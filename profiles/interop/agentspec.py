@@ -143,7 +143,9 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
 
 def _outputs_schema(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The JSON Schema an Agent's outputs (by title) make."""
-    properties = {title: {k: v for k, v in spec.items() if k in ("type", "description", "enum", "items", "properties")}
+    # an output's default (what the agent gives when the model leaves it out) is kept as JSON Schema's own
+    properties = {title: {k: v for k, v in spec.items()
+                          if k in ("type", "description", "default", "enum", "items", "properties")}
                   for title, spec in outputs.items()}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 

@@ -398,3 +398,21 @@ def test_a_tool_without_a_description_is_described_by_its_name(tmp_path, format,
     note = next(note for note in persona.notes if "has no description" in note.message)
     assert note.kind == "derived" and "write what it does" in note.message
     assert note.line is not None or format == "agentspec"  # JSON is read without lines
+
+
+def test_agentspec_output_defaults_are_kept_and_written_back(tmp_path):
+    """An Agent Spec output's default (the value the agent gives when the model leaves the output out) is
+    part of the output schema the persona imports, and an export writes it back, instead of being dropped."""
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    from profiles.interop.exporter import write as export
+
+    (persona,) = interop.load("agentspec", DATA / "weather_agent_with_outputs.yaml").personas
+    properties = persona.config.create_profile().output_schema.as_dict()["properties"]
+    assert properties == {"temperature_rating": {"type": "integer", "default": 1},
+                          "weather": {"type": "string", "default": "I don't know what the weather is"}}
+    # the file's url is a placeholder its tests fill in ([[LLAMA70BV33_API_URL]]), which pyagentspec refuses
+    files, _ = export(persona.config, "agentspec", base_url="http://127.0.0.1:9/v1")
+    agent = AgentSpecDeserializer().from_json(next(iter(files.values())))
+    assert [(output.title, output.default) for output in agent.outputs] == [
+        ("temperature_rating", 1), ("weather", "I don't know what the weather is")]
