@@ -222,6 +222,8 @@ def _tools(draft: Draft, source: Source, tools: Any, referenced: dict[str, Any])
         specs.append(_tool_spec(name, description, _properties(source, tool.get("inputs"), "inputs")))
         if kind == "ClientTool":
             draft.keep(f"tools.{name}.component_type", kind, line)
+        if tool.get("outputs"):  # what the tool gives back: no part of the spec the model is sent
+            draft.keep(f"tools.{name}.outputs", tool["outputs"], source.line("tools", index, "outputs"))
         if kind == "RemoteTool":
             draft.drop(f"tool {name!r} url", "a remote tool's endpoint is a network call this import does not carry; "
                        "the tool is kept as a spec", line)
@@ -269,6 +271,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
     import json
 
     from ..errors import ExportError
+    from .exporter import json_copy
     from .placeholders import Var
 
     (item,) = prepared
@@ -326,7 +329,9 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
     kinds = native.get("tools") if isinstance(native.get("tools"), dict) else {}
     tools = []
     for tool in item.profile.tools:
-        kind = kinds.get(tool.name, {}).get("component_type") if isinstance(kinds.get(tool.name), dict) else None
+        kept = kinds.get(tool.name) if isinstance(kinds.get(tool.name), dict) else {}
+        kind = kept.get("component_type")
+        outputs_kept = kept.get("outputs")
         properties = dict(tool.parameters).get("properties") or {}
         tools.append({
             "component_type": kind if kind in ("ServerTool", "ClientTool") else "ServerTool",
@@ -335,7 +340,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
             "description": tool.description,
             "metadata": {},
             "inputs": [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)],
-            "outputs": [],
+            "outputs": json_copy(outputs_kept) if isinstance(outputs_kept, (list, tuple)) else [],
         })
     agent["tools"] = tools
     again = {"name": slug(agent["name"]), "schema": _outputs_schema(_specs(outputs, "outputs"))} if outputs else None

@@ -416,3 +416,19 @@ def test_agentspec_output_defaults_are_kept_and_written_back(tmp_path):
     agent = AgentSpecDeserializer().from_json(next(iter(files.values())))
     assert [(output.title, output.default) for output in agent.outputs] == [
         ("temperature_rating", 1), ("weather", "I don't know what the weather is")]
+
+
+def test_agentspec_tool_outputs_are_kept_and_written_back(tmp_path):
+    """A tool's outputs (what it gives back) have no place in a persona's tool spec: they are kept under
+    metadata.agentspec, with a note, and an export writes them back, instead of an empty list."""
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    from profiles.interop.exporter import write as export
+
+    (persona,) = interop.load("agentspec", DATA / "weather_agent_with_outputs.yaml").personas
+    assert persona.config.metadata["agentspec"]["tools"]["get_weather"]["outputs"] == [
+        {"title": "tool_output", "type": "string"}]
+    assert any("tools.get_weather.outputs" in note.message for note in persona.notes)
+    files, _ = export(persona.config, "agentspec", base_url="http://127.0.0.1:9/v1")
+    (tool,) = AgentSpecDeserializer().from_json(next(iter(files.values()))).tools
+    assert [(output.title, output.type) for output in tool.outputs] == [("tool_output", "string")]
