@@ -24,7 +24,16 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from ._draft import Draft, ImportResult, is_reference, secret_name, slug, title_words
-from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter, within
+from ._files import (
+    Source,
+    confined,
+    front_matter_start,
+    parse_json,
+    parse_yaml,
+    read_source,
+    split_front_matter,
+    within,
+)
 from .placeholders import Unsupported, jinja_names, mustache, rename_jinja
 
 __all__ = ["OPTION_NAMES", "read", "read_text", "write"]
@@ -81,8 +90,13 @@ def read(path: Path) -> ImportResult:
 
 def read_text(text: str, label: str, path: Path) -> Any:
     """One Prompty file's text as an `ImportedPersona`."""
-    front_text, body, body_line = split_front_matter(text, label)
-    front = parse_yaml(front_text, label, path, first_line=2)
+    start = front_matter_start(text)
+    if start is None:
+        # a file of only a body is a prompt Prompty 2 reads with no front matter (its "shorthand")
+        front_text, body, body_line = "", text.replace("\r\n", "\n").replace("\r", "\n"), 1
+    else:
+        front_text, body, body_line = split_front_matter(text, label)
+    front = parse_yaml(front_text, label, path, first_line=(start or 0) + 2)
     if front.data is None:
         front.data = {}
     if not isinstance(front.data, dict):
@@ -90,7 +104,9 @@ def read_text(text: str, label: str, path: Path) -> Any:
     data: dict[str, Any] = front.data
     name = data.get("displayName") or data.get("name") or path.stem
     draft = Draft("prompty", label, path, str(data.get("name") or path.stem))
-    version = 2 if _is_v2(data) else 1
+    version = 2 if start is None or _is_v2(data) else 1
+    if start is None:
+        draft.note("converted", "no front matter: the whole file is the prompt, as Prompty 2 reads such a file")
     if version == 1:
         draft.note("converted", "read as a Prompty v1 file; an export writes Prompty v2")
     inherited: dict[str, Any] = {}

@@ -432,3 +432,29 @@ def test_agentspec_tool_outputs_are_kept_and_written_back(tmp_path):
     files, _ = export(persona.config, "agentspec", base_url="http://127.0.0.1:9/v1")
     (tool,) = AgentSpecDeserializer().from_json(next(iter(files.values()))).tools
     assert [(output.title, output.type) for output in tool.outputs] == [("tool_output", "string")]
+
+
+def test_a_prompty_file_of_only_a_body_is_its_prompt_as_prompty_reads_it(tmp_path, monkeypatch):
+    """Prompty 2 reads a file without front matter as a prompt of that text (its own tests keep such a
+    file), and front matter after blank lines as front matter: both import, and send what Prompty sends."""
+    import prompty
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    path = DATA / "shorthand_body_only.prompty"
+    (persona,) = interop.load("prompty", path).personas
+    ours = persona.config.create_profile().format_messages("Hi")
+    theirs = prompty.prepare(prompty.load(path), inputs={})
+    assert [(m["role"], m["content"]) for m in ours][:1] == [(m.role, m.text) for m in theirs] == [
+        ("system", "You are a helpful assistant that answers questions concisely.")]
+    assert any("no front matter" in note.message for note in persona.notes)
+    assert not any("v1" in note.message for note in persona.notes)
+    late = tmp_path / "late.prompty"
+    late.write_text("\n\n---\nname: late\nmodel: gpt-4o\ndescription: [not text]\n---\nsystem:\nHi.\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("prompty", late)
+    assert "late.prompty:6" in str(caught.value) and "description must be text" in str(caught.value)
+    late.write_text("\n\n---\nname: late\nmodel: gpt-4o\n---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", late).personas
+    assert persona.config.create_profile().format_messages("Q")[0]["content"] == "Hi."
+    assert [(m.role, m.text) for m in prompty.prepare(prompty.load(late), inputs={})] == [("system", "Hi.")]
