@@ -428,13 +428,13 @@ def _json_type(kind: Any) -> dict[str, Any]:
     return {"type": kind} if kind in _TYPES else {}
 
 
-def _tools(draft: Draft, front: Source, value: Any) -> None:
+def _tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...] = ("tools",)) -> None:
     if not isinstance(value, list):
-        draft.keep("tools", value, front.line("tools"))
+        draft.keep(".".join(where), value, front.line(*where))
         return
     tools = []
     for index, item in enumerate(value):
-        line = front.line("tools", index)
+        line = front.line(*where, index)
         if not isinstance(item, dict):
             draft.drop(f"tools[{index}]", "not a mapping", line)
             continue
@@ -443,17 +443,19 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
                        "function the model calls; configure it in the agent's framework", line, kind="code")
             continue
         parameters = item.get("parameters")
+        if isinstance(parameters, dict) and isinstance(parameters.get("properties"), list):
+            parameters = parameters["properties"]
         if not (parameters is None or isinstance(parameters, dict) or (
                 isinstance(parameters, list) and all(isinstance(entry, dict) for entry in parameters))):
             raise ConfigError(front.issue(
                 f"tool {item.get('name')!r}: parameters must be a list of properties (each a mapping with a name "
-                "and a kind), a mapping of name to property, or a JSON Schema object", "tools", index, "parameters"))
+                "and a kind), a mapping of name to property, or a JSON Schema object", *where, index, "parameters"))
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
         tools.append({**_function_tool(item),
                       "description": draft.tool_description(item.get("name"), item.get("description"), line)})
     if tools:
-        draft.set("tools", tools, front.line("tools"))
+        draft.set("tools", tools, front.line(*where))
 
 
 def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
@@ -461,6 +463,8 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required = []
     parameters = item.get("parameters") or []
+    if isinstance(parameters, dict) and isinstance(parameters.get("properties"), list):
+        parameters = parameters["properties"]  # the properties as a list, as early Prompty 2 files write them
     if isinstance(parameters, dict) and "properties" in parameters:
         schema = dict(parameters)
     else:
@@ -490,6 +494,9 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
 def _openai_tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...]) -> None:
     if not isinstance(value, list):
         draft.keep("model.parameters.tools", value, front.line(*where))
+        return
+    if any(isinstance(entry, dict) and "function" not in entry for entry in value):
+        _tools(draft, front, value, where)  # Prompty's own tool shape (name, kind, parameters), not OpenAI's
         return
     draft.set("tools", value, front.line(*where))
 

@@ -458,3 +458,22 @@ def test_a_prompty_file_of_only_a_body_is_its_prompt_as_prompty_reads_it(tmp_pat
     (persona,) = interop.load("prompty", late).personas
     assert persona.config.create_profile().format_messages("Q")[0]["content"] == "Hi."
     assert [(m.role, m.text) for m in prompty.prepare(prompty.load(late), inputs={})] == [("system", "Hi.")]
+
+
+def test_prompty_v1_tools_in_prompty_shape_under_model_parameters(tmp_path):
+    """Prompty's own tests keep tools in Prompty's shape (name, kind, parameters with a list of properties)
+    under a v1 file's model.parameters: they are read as the top-level tools are, instead of refused as
+    unknown keys of an OpenAI tool; a malformed one is named at its line."""
+    (persona,) = interop.load("prompty", DATA / "legacy_tools.prompty").personas
+    (tool,) = persona.config.create_profile().tools
+    assert (tool.name, tool.description) == ("get_weather", "Get weather")
+    assert dict(tool.parameters) == {"type": "object", "properties": {
+        "location": {"type": "string", "description": "The city"}}, "required": []}
+    bad = tmp_path / "bad.prompty"
+    bad.write_text("---\nname: b\nmodel:\n  api: chat\n  parameters:\n    tools:\n      - name: f\n"
+                   "        kind: function\n        description: F.\n        parameters:\n          properties: [1]\n"
+                   "---\nsystem:\nHi.\n",
+                   encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("prompty", bad)
+    assert "bad.prompty:10" in str(caught.value) and "parameters must be a list of properties" in str(caught.value)
