@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
+from ..fields import MAX_METADATA_DEPTH
 from ..settings import SETTING_NAMES, SettingError, check_setting
 from .placeholders import Namer
 
@@ -219,8 +220,13 @@ class Draft:
         for inner in secrets:
             self.drop(inner, "its name says it holds a credential, and its value is no ${env:…} reference; give it "
                       "through the environment instead", line, kind="secret")
-        target = self.extra
         *parents, last = key.split(".")
+        levels = 1 + len(parents) + 1 + _nesting(value)  # metadata, <format>, the key's parts, the value's own
+        if _nesting(value) and levels > MAX_METADATA_DEPTH:
+            self.drop(key, f"it nests {_nesting(value)} levels deep, and as metadata.{self.format}.{key} that is over "
+                      f"the {MAX_METADATA_DEPTH} levels a persona's metadata holds", line)
+            return
+        target = self.extra
         for part in parents:
             target = target.setdefault(part, {})
         target[last] = _plain(value)
@@ -440,6 +446,20 @@ def secret_name(name: str) -> bool:
         return True
     return words == ["key"] or any(word == "key" and index and words[index - 1] in _KEY_OWNERS
                                    for index, word in enumerate(words))
+
+
+def _nesting(value: Any) -> int:
+    """How many levels of lists and mappings `value` has (0 for a text or number)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, (list, tuple)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def _plain(value: Any) -> Any:

@@ -477,3 +477,19 @@ def test_prompty_v1_tools_in_prompty_shape_under_model_parameters(tmp_path):
     with pytest.raises(ConfigError) as caught:
         interop.load("prompty", bad)
     assert "bad.prompty:10" in str(caught.value) and "parameters must be a list of properties" in str(caught.value)
+
+
+def test_a_kept_field_too_deep_for_metadata_is_dropped_with_a_note(tmp_path):
+    """A field with no persona equivalent nesting deeper than a persona's metadata holds (8 levels) is
+    dropped and said, instead of failing the whole import with 'flatten it' about a file the user did
+    not write; one that fits is kept."""
+    deep = "{a: {b: {c: {d: {e: x}}}}}"
+    path = tmp_path / "p.yaml"
+    # metadata, semantic-kernel, then fits: 2 + 6 levels, just what metadata holds; too_deep is one more
+    path.write_text(f"name: P\ntemplate: Hi\nfits: {{y: {deep}}}\ntoo_deep: {{z: {{y: {deep}}}}}\n",
+                    encoding="utf-8")
+    (persona,) = interop.load("semantic-kernel", path).personas
+    assert persona.config.metadata["semantic-kernel"]["fits"] == {"y": {"a": {"b": {"c": {"d": {"e": "x"}}}}}}
+    assert "too_deep" not in persona.config.metadata["semantic-kernel"]
+    note = next(note for note in persona.notes if note.message.startswith("too_deep dropped"))
+    assert note.line == 4 and "over the 8 levels" in note.message
