@@ -479,6 +479,19 @@ def test_prompty_v1_tools_in_prompty_shape_under_model_parameters(tmp_path):
     assert "bad.prompty:10" in str(caught.value) and "parameters must be a list of properties" in str(caught.value)
 
 
+def test_semantic_kernel_json_schema_response_format_is_the_output_schema():
+    """Semantic Kernel's own sample asks for structured output in execution_settings (OpenAI's response_format
+    of type json_schema): it becomes the persona's output schema, with its name and strict, instead of
+    metadata too deep for a persona to hold, which failed the import."""
+    (persona,) = interop.load("semantic-kernel", DATA / "TopMovies.yaml").personas
+    output = persona.config.create_profile().output_schema
+    assert (output.name, output.strict) == ("movie_result", True)
+    movie = output.as_dict()["properties"]["Movies"]["items"]
+    assert movie["properties"]["Rating"] == {"type": "number"} and movie["additionalProperties"] is False
+    assert persona.config.model_settings.max_tokens == 1000
+    assert any("response_format is the output schema" in note.message and note.line == 10 for note in persona.notes)
+
+
 def test_a_kept_field_too_deep_for_metadata_is_dropped_with_a_note(tmp_path):
     """A field with no persona equivalent nesting deeper than a persona's metadata holds (8 levels) is
     dropped and said, instead of failing the whole import with 'flatten it' about a file the user did
