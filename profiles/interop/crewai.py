@@ -153,7 +153,7 @@ def _agent(
     for key, persona_field in _TEXT_KEYS.items():
         if key in texts:
             draft.set(persona_field, to_jinja(texts[key], mapping), source.line(agent_id, key))
-    if "role" not in texts:
+    if "role" not in draft.fields:  # none, or an empty one (CrewAI takes role: ''; a persona needs a role)
         draft.derive("role", title_words(agent_id), f"from the agent id {agent_id!r}")
     draft.derive("name", title_words(agent_id), f"from the agent id {agent_id!r}")
     for name in names:

@@ -183,3 +183,13 @@ def test_a_name_the_agent_id_cannot_hold_is_kept_or_said(tmp_path):
     path.write_text("name: Iris\nrole: Clerk\ngoal: File things.\n", encoding="utf-8")
     files, notes = export([load_profile(path)], "crewai")
     assert files["agents.yaml"].splitlines()[1] == "iris:" and not any("reads back" in n.message for n in notes)
+
+
+def test_an_empty_role_is_derived_from_the_agent_id(tmp_path):
+    """CrewAI takes `role: ''`; a persona needs a role: it is derived from the agent id, as for an agent
+    without one, instead of failing the import with 'field role is required' and no line."""
+    config = tmp_path / "agents.yaml"
+    config.write_text("support_agent:\n  role: ''\n  goal: Help.\n  backstory: Kind.\n", encoding="utf-8")
+    (persona,) = interop.load("crewai", config).personas
+    assert persona.config.create_profile().get_role() == "Support Agent"
+    assert any(note.kind == "derived" and note.message.startswith("role") for note in persona.notes)
