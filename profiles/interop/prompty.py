@@ -104,6 +104,7 @@ def read_text(text: str, label: str, path: Path) -> Any:
     data: dict[str, Any] = front.data
     name = data.get("displayName") or data.get("name") or path.stem
     draft = Draft("prompty", label, path, str(data.get("name") or path.stem))
+    data = _schema_names(draft, front, data)
     version = 2 if start is None or _is_v2(data) else 1
     if start is None:
         draft.note("converted", "no front matter: the whole file is the prompt, as Prompty 2 reads such a file")
@@ -198,6 +199,23 @@ def _hoisted_model(own: Any, parent: Any) -> Any:
         if isinstance(theirs, dict):
             model[key] = {**theirs, **mine} if isinstance(mine, dict) else mine if key in model else dict(theirs)
     return model
+
+
+def _schema_names(draft: Draft, front: Source, data: dict[str, Any]) -> dict[str, Any]:
+    """The front matter with `inputSchema`/`outputSchema` read as `inputs`/`outputs`.
+
+    Prompty's runtime has also named them after AgentSchema (`inputSchema: {properties: […]}`,
+    as files in its own repository do); they hold the same list of properties.
+    """
+    for old, new in (("inputSchema", "inputs"), ("outputSchema", "outputs")):
+        if old not in data or new in data:
+            continue
+        value = data[old]
+        properties = value.get("properties") if isinstance(value, dict) and "properties" in value else value
+        data = {(new if key == old else key): (properties if key == old else item) for key, item in data.items()}
+        draft.note("converted", f"{old} (Prompty's AgentSchema name for {new}) read as {new}; an export writes "
+                   f"{new}", front.line(old))
+    return data
 
 
 def _is_v2(data: dict[str, Any]) -> bool:

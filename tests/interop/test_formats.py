@@ -506,3 +506,21 @@ def test_a_kept_field_too_deep_for_metadata_is_dropped_with_a_note(tmp_path):
     assert "too_deep" not in persona.config.metadata["semantic-kernel"]
     note = next(note for note in persona.notes if note.message.startswith("too_deep dropped"))
     assert note.line == 4 and "over the 8 levels" in note.message
+
+
+def test_prompty_input_schema_and_output_schema_are_its_inputs_and_outputs(tmp_path):
+    """Prompty's runtime also names inputs and outputs after AgentSchema (`inputSchema: {properties: […]}`),
+    as files in its own repository do: they are read as inputs and outputs (a thread input the history
+    slot, a default kept), instead of kept as metadata with the thread taken for an input of any type."""
+    (persona,) = interop.load("prompty", DATA / "threaded.prompty").personas
+    config = persona.config
+    assert config.inputs["question"].default == "Hello" and "conversation" not in config.inputs
+    assert "inputSchema" not in config.metadata.get("prompty", {})
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    sent = config.create_profile().format_messages("Why?", history=history)
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    path = tmp_path / "out.prompty"
+    path.write_text("---\nname: o\nmodel: gpt-4o\noutputSchema:\n  properties:\n    - {name: city, kind: string}\n"
+                    "---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.create_profile().output_schema.as_dict()["properties"] == {"city": {"type": "string"}}
