@@ -343,7 +343,7 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 if message is None:
                     item.note("dropped", f"task {task_id!r}: the persona has no prompt kind {kind!r}")
                     continue
-                tasks[task_id] = _task(item, task_id, message.pieces, agent_id, meta)
+                tasks[_task_id(item, task_id, tasks)] = _task(item, task_id, message.pieces, agent_id, meta)
         else:
             user = item.text("user") or [Var("question")]
             description = _crewai_text(item, user, "the user prompt")
@@ -351,10 +351,22 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 expected = "A JSON object that fits this JSON Schema: " + item.profile.output_schema.text
             else:
                 expected = "A complete answer to the request that meets your goal."
-            tasks[f"{agent_id}_task"] = {"description": description, "expected_output": expected, "agent": agent_id}
-            item.note("converted", f"task {agent_id}_task written from the user prompt ({{question}} is the request)")
+            task_id = _task_id(item, f"{agent_id}_task", tasks)
+            tasks[task_id] = {"description": description, "expected_output": expected, "agent": agent_id}
+            item.note("converted", f"task {task_id} written from the user prompt ({{question}} is the request)")
     header = "# Written by `profiles export --to crewai`; {name} placeholders are crew.kickoff(inputs=…).\n"
     return {"agents.yaml": header + dump_yaml(agents), "tasks.yaml": header + dump_yaml(tasks)}
+
+
+def _task_id(item: Any, task_id: str, tasks: dict[str, Any]) -> str:
+    """`task_id`, or one no earlier agent's task of the crew has (two crews' research_task, say), said in a note."""
+    made = task_id
+    while made in tasks:
+        made += "_2"
+    if made != task_id:
+        item.note("renamed", f"task {task_id!r} is written as {made!r}: another agent of the crew has a task "
+                  "with that id")
+    return made
 
 
 def _agent_id(name: str) -> str:

@@ -193,3 +193,22 @@ def test_an_empty_role_is_derived_from_the_agent_id(tmp_path):
     (persona,) = interop.load("crewai", config).personas
     assert persona.config.create_profile().get_role() == "Support Agent"
     assert any(note.kind == "derived" and note.message.startswith("role") for note in persona.notes)
+
+
+def test_two_agents_tasks_of_one_id_are_both_written(tmp_path):
+    """Every `crewai create crew` scaffold names its tasks research_task and reporting_task: personas of two
+    crews exported as one kept only the last agent's task of an id (the other agent lost its task without a
+    word). Each is written, the second under a new id, with a note; importing the crew gives both back."""
+    from profiles.interop.exporter import write as export
+
+    researcher = interop.load("crewai", EXAMPLES / "crewai" / "research_crew").personas[0].config
+    files, notes = export([researcher, researcher], "crewai")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    first, second = interop.load("crewai", tmp_path / "agents.yaml").personas
+    assert list(first.config.templates) == ["research_task"] and list(second.config.templates) == ["research_task_2"]
+    assert any(note.kind == "renamed" and "'research_task' is written as 'research_task_2'" in note.message
+               for note in notes)
+    profile, again = researcher.create_profile(), second.config.create_profile()
+    values = {"topic": "AI", "current_year": "2026"}
+    assert again.format_prompt("research_task_2", **values) == profile.format_prompt("research_task", **values)
