@@ -17,6 +17,7 @@ written in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,10 @@ def _agent(source: Source) -> Draft:
     if data.get("sub_agents"):
         draft.note("converted", "sub_agents: each one found by config_path is imported as a persona of its own",
                    source.line("sub_agents"))
+        paths = [item["config_path"] for item in data["sub_agents"]
+                 if isinstance(item, dict) and isinstance(item.get("config_path"), str)]
+        if paths:  # which agents this one hands over to, so an export can say they are not written
+            draft.keep("sub_agents", [{"config_path": path} for path in paths], source.line("sub_agents"))
     return draft
 
 
@@ -309,6 +314,11 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
     for key in SAFE_KEYS:
         if key in native:
             agent[key] = native[key]
+    sub_agents = native.get("sub_agents")
+    if isinstance(sub_agents, (list, tuple)) and sub_agents:
+        listed = ", ".join(str(entry.get("config_path")) for entry in sub_agents if isinstance(entry, Mapping))
+        item.note("dropped", f"sub_agents ({listed}) not written: export each sub-agent's persona as a file of its "
+                  "own and list it under sub_agents by config_path")
     if item.profile.tools:
         item.note("dropped", "tools not written: ADK names tools by Python module; add them to the config by hand")
     if item.profile.output_schema is not None:

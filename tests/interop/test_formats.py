@@ -524,3 +524,17 @@ def test_prompty_input_schema_and_output_schema_are_its_inputs_and_outputs(tmp_p
                     "---\nsystem:\nHi.\n", encoding="utf-8")
     (persona,) = interop.load("prompty", path).personas
     assert persona.config.create_profile().output_schema.as_dict()["properties"] == {"city": {"type": "string"}}
+
+
+def test_an_adk_agents_sub_agents_are_said_to_be_left_out_of_its_export():
+    """An imported ADK coordinator hands over to its sub-agents (each imported as a persona of its own); its
+    export is one root_agent.yaml without them, and says so instead of dropping the hand-over silently."""
+    from profiles.interop.exporter import write as export
+
+    coordinator = interop.load("adk", EXAMPLES / "google_adk" / "support_desk").personas[0]
+    assert coordinator.config.metadata["adk"]["sub_agents"] == [
+        {"config_path": "billing_agent.yaml"}, {"config_path": "tech_agent.yaml"}]
+    files, notes = export(coordinator.config, "adk")
+    assert "sub_agents" not in files["root_agent.yaml"]
+    assert any(note.kind == "dropped" and "sub_agents (billing_agent.yaml, tech_agent.yaml) not written"
+               in note.message for note in notes)

@@ -58,7 +58,10 @@ def test_import_export_import_gives_the_same_persona(tmp_path, format, source):
     again = []
     for path in _export(format, first, tmp_path):
         again += interop.load(format, path).personas
-    assert [comparable(persona.data) for persona in again] == [comparable(persona.data) for persona in first]
+    expected = [comparable(persona.data) for persona in first]
+    for data in expected:  # an ADK agent's sub-agents are personas of their own; its export says it leaves them out
+        data.get("metadata", {}).get("adk", {}).pop("sub_agents", None)
+    assert [comparable(persona.data) for persona in again] == expected
 
 
 @pytest.mark.parametrize("path", sorted((EXAMPLES / "prompty" / "v1").glob("*.prompty")), ids=lambda p: p.name)
