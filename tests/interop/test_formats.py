@@ -538,3 +538,17 @@ def test_an_adk_agents_sub_agents_are_said_to_be_left_out_of_its_export():
     assert "sub_agents" not in files["root_agent.yaml"]
     assert any(note.kind == "dropped" and "sub_agents (billing_agent.yaml, tech_agent.yaml) not written"
                in note.message for note in notes)
+
+
+def test_a_kept_field_too_bulky_for_metadata_is_dropped_with_a_note(tmp_path):
+    """A persona's metadata holds at most 64,000 characters as JSON: a file whose fields with no persona
+    equivalent hold more loses the bulkiest of them, each said at its line, instead of failing the whole
+    import with 'keep bulky data elsewhere' and no line; the rest is kept."""
+    path = tmp_path / "big.prompty"
+    path.write_text("---\nname: big\nmodel: gpt-4o\nmetadata:\n  small: kept\n  notes: " + "x" * 70_000
+                    + "\n  tags: [a, b]\n---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.metadata["prompty"]["metadata"] == {"small": "kept", "tags": ["a", "b"]}
+    (note,) = [note for note in persona.notes if "metadata.notes" in note.message]
+    assert note.kind == "dropped" and note.line == 6 and "70,002 characters" in note.message
+    assert persona.config.create_profile().format_system_prompt() == "Hi."
