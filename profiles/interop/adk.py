@@ -305,6 +305,9 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); ADK has no "
                               "reference syntax for it")
         config[by_setting[setting]] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    for key in item.profile.settings_extra:
+        item.note("dropped", f"model_settings.extra.{key} not written: ADK's generate_content_config takes only its "
+                  "own settings")
     kept = native.get("generate_content_config") if isinstance(native.get("generate_content_config"), dict) else {}
     for key in SAFE_CONFIG_KEYS:
         if key in kept:

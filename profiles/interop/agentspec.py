@@ -361,6 +361,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
 
 def _llm_config(item: Any, agent_id: str, base_url: str | None) -> dict[str, Any]:
     from ..errors import ExportError
+    from .exporter import json_copy
 
     model = item.profile.resolved.get("model")
     if model is not None and model.secret:
@@ -385,6 +386,12 @@ def _llm_config(item: Any, agent_id: str, base_url: str | None) -> dict[str, Any
             raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); Agent Spec "
                               "has no reference syntax for it")
         parameters[setting] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    # the persona's provider-specific options: Agent Spec's generation config takes keys of any name
+    for key, value in item.profile.settings_extra.items():
+        if key in ("openai-chat", "openai-responses", "anthropic"):  # options for one API's requests only
+            item.note("dropped", f"model_settings.extra.{key} not written: its options are for {key} requests only")
+        elif key not in parameters:
+            parameters[key] = json_copy(value)
     kept = native.get("default_generation_parameters")
     if isinstance(kept, dict):
         parameters.update({key: value for key, value in kept.items() if key not in parameters})

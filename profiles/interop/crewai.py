@@ -319,6 +319,9 @@ def write(prepared: list[Any]) -> dict[str, str]:
             else:
                 item.note("dropped", f"model_settings.{setting} not written: CrewAI's agents.yaml sets only max_tokens "
                           "(set the others on an LLM in code)")
+        for key in item.profile.settings_extra:
+            item.note("dropped", f"model_settings.extra.{key} not written: CrewAI's agents.yaml sets only max_tokens "
+                      "(set the others on an LLM in code)")
         for key in SAFE_AGENT_KEYS:
             if key in item.native:
                 spec[key] = item.native[key]

@@ -513,3 +513,23 @@ def test_prompty_sends_the_tool_the_persona_has_and_an_import_takes_the_tool_pro
     (persona,) = interop.load("prompty", tmp_path / "real.prompty").personas
     (sent,) = _tools_to_wire(prompty.load(tmp_path / "real.prompty"))
     assert dict(persona.config.create_profile().tools[0].parameters) == sent["function"]["parameters"] == parameters
+
+
+def test_model_settings_extra_is_written_or_said_to_be_left_out(write):
+    """A persona's provider options (model_settings.extra) went nowhere without a word in Agent Spec, ADK and
+    CrewAI exports: Agent Spec's generation config takes keys of any name and gets them (pyagentspec reads
+    them back); ADK and CrewAI have no place for them and say so."""
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    path = write("p.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o\nmodel_settings:\n  temperature: 0.3\n"
+                 "  extra: {reasoning_effort: low, logit_bias: {'50256': -100}}\n")
+    files, _ = export(path, "agentspec")
+    agent = AgentSpecDeserializer().from_json(next(iter(files.values())))
+    parameters = agent.llm_config.default_generation_parameters.model_dump()
+    assert parameters["reasoning_effort"] == "low" and parameters["logit_bias"] == {"50256": -100}
+    assert parameters["temperature"] == 0.3
+    for format, persona in (("adk", path), ("crewai", [path])):
+        files, notes = export(persona, format)
+        assert "reasoning_effort" not in "".join(files.values())
+        assert any(note.kind == "dropped" and "model_settings.extra.reasoning_effort not written" in note.message
+                   for note in notes), format
