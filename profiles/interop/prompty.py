@@ -853,6 +853,9 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             options_block[by_setting[setting]] = list(value) if isinstance(value, tuple) else value
     extra = {key: value for key, value in item.profile.settings_extra.items()
              if key not in ("openai-chat", "openai-responses", "anthropic")}
+    for key in set(item.profile.settings_extra) - set(extra):
+        item.note("dropped", f"model_settings.extra.{key} not written: its options are for {key} requests only, "
+                  "which Prompty cannot single out")
     if extra:
         options_block["additionalProperties"] = extra
     if options_block:

@@ -528,6 +528,11 @@ def test_model_settings_extra_is_written_or_said_to_be_left_out(write):
     parameters = agent.llm_config.default_generation_parameters.model_dump()
     assert parameters["reasoning_effort"] == "low" and parameters["logit_bias"] == {"50256": -100}
     assert parameters["temperature"] == 0.3
+    scoped = write("q.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o\nmodel_settings:\n"
+                   "  extra: {openai-chat: {max_tokens: 400}}\n")
+    for format in ("prompty", "agentspec"):  # options for one API's requests: no place in either
+        _, notes = export(scoped, format)
+        assert any("model_settings.extra.openai-chat not written" in note.message for note in notes), format
     for format, persona in (("adk", path), ("crewai", [path])):
         files, notes = export(persona, format)
         assert "reasoning_effort" not in "".join(files.values())
