@@ -326,6 +326,9 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
         item.note("dropped", "tools not written: ADK names tools by Python module; add them to the config by hand")
     if item.profile.output_schema is not None:
         item.note("dropped", "output_schema not written: ADK names a Python class for it")
+    item.note_left_out(("retry_goal", "retry_constraints", "samples", "avatar", "metadata"), "an ADK agent config")
+    for kind in item.others:
+        item.note("dropped", f"the {kind} prompt is not written: an ADK agent has an instruction only")
     header = (
         "# yaml-language-server: $schema=https://raw.githubusercontent.com/google/adk-python/refs/heads/main/"
         "src/google/adk/agents/config_schemas/AgentConfig.json\n"

@@ -330,6 +330,11 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 item.note("dropped", f"metadata.crewai.{key} not written: it is not a plain agent setting")
         if item.profile.tools:
             item.note("dropped", "tools not written: CrewAI names @tool methods of the crew class; add them in code")
+        native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
+        if item.profile.output_schema is not None and native_tasks:
+            item.note("dropped", "output_schema not written: CrewAI's tasks name a Python class for it")
+        item.note_left_out(("retry_goal", "retry_constraints", "samples", "avatar", "metadata"),
+                           "CrewAI's agents.yaml")
         own = [message.kind for message in item.messages
                if message.kind and message.role in ("system", "developer") and message.kind in item.profile.templates]
         if own:
@@ -337,7 +342,6 @@ def write(prepared: list[Any]) -> dict[str, str]:
                       "agent's system prompt from role, goal and backstory; move its text into desc or "
                       "expand_prompt to keep it")
         agents[agent_id] = spec
-        native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
         if native_tasks:
             for task_id, meta in native_tasks.items():
                 meta = meta if isinstance(meta, dict) else {}
@@ -348,6 +352,9 @@ def write(prepared: list[Any]) -> dict[str, str]:
                     continue
                 tasks[_task_id(item, task_id, tasks)] = _task(item, task_id, message.pieces, agent_id, meta)
         else:
+            for kind in item.others:
+                item.note("dropped", f"the {kind} prompt is not written: only a persona imported from CrewAI has "
+                          "its prompt kinds written back as tasks")
             user = item.text("user") or [Var("question")]
             description = _crewai_text(item, user, "the user prompt")
             if item.profile.output_schema is not None:

@@ -130,6 +130,20 @@ class Exportable:
                 block[name] = value
         return block
 
+    def note_left_out(self, fields: Sequence[str], where: str) -> None:
+        """Say which of `fields` (persona fields the format has no place for) this persona has and loses."""
+        derived = set(self.imported.get("derived") or ())
+        for name in fields:
+            if name in derived:
+                continue
+            if name == "metadata":
+                value: Any = {key: item for key, item in self.config.metadata.items()
+                              if key not in ("imported", self.format)}
+            else:
+                value = self._written(name)
+            if value not in (None, {}, [], (), ""):
+                self.note("dropped", f"{name} not written: {where} has no place for it")
+
     def keep_exact(self, home: dict[str, Any], *, output_schema: Any = _MISSING, tools: Any = _MISSING) -> None:
         """Keep the output schema and tools whole in `home` where the file's own fields lose part of them.
 

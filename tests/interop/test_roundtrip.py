@@ -538,3 +538,21 @@ def test_model_settings_extra_is_written_or_said_to_be_left_out(write):
         assert "reasoning_effort" not in "".join(files.values())
         assert any(note.kind == "dropped" and "model_settings.extra.reasoning_effort not written" in note.message
                    for note in notes), format
+
+
+def test_fields_adk_and_crewai_have_no_place_for_are_listed_as_left_out(write):
+    """README: fields the format has no place for are, for CrewAI and ADK, listed as left out. The retry
+    goal and constraints, samples, the persona's own metadata and a prompt kind no message sends went
+    without a word; each is listed now, and a persona without them gets no such note."""
+    path = write("p.yaml", "name: Ada\nrole: Clerk\ngoal: File {{ topic }} things.\nmodel: gpt-4o\n"
+                 "retry_goal: Try again.\nretry_constraints: [Be exact.]\ninputs: {topic: {type: string}}\n"
+                 "samples: {topic: tax}\nmetadata: {team: billing}\n"
+                 "templates:\n  plan: {inline: 'Plan {{ topic }}.'}\n")
+    plain = write("q.yaml", "name: Ada\nrole: Clerk\nmodel: gpt-4o\n")
+    for format, persona, bare in (("adk", path, plain), ("crewai", [path], [plain])):
+        _, notes = export(persona, format)
+        fields = {"retry_goal", "retry_constraints", "samples", "metadata", "the plan prompt is"}
+        left = {note.message.split(" not written")[0] for note in notes if note.kind == "dropped"}
+        assert fields <= left, format
+        _, notes = export(bare, format)
+        assert not fields & {note.message.split(" not written")[0] for note in notes}, format
