@@ -239,6 +239,9 @@ MANY = False
 #: Agent Spec inputs have defaults.
 INLINE_DEFAULTS = False
 
+#: What an export to Agent Spec takes besides the deployment, language and model.
+OPTIONS = ("base_url",)
+
 #: `llm_config` keys an export writes back from what the import kept (never `api_key`).
 SAFE_LLM_KEYS = ("component_type", "id", "name", "description", "metadata", "url", "api_type", "provider",
                  "api_provider")

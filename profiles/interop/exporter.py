@@ -359,6 +359,13 @@ def write(
     if format not in EXPORT_FORMATS:
         raise ExportError(f"unknown export format {format!r}; the formats are {', '.join(EXPORT_FORMATS)}")
     module = import_module(f".{IMPORT_FORMATS[format]}", __package__)
+    taken = getattr(module, "OPTIONS", ())
+    for option, value in options.items():
+        if option not in taken:
+            known = ", ".join(("deployment", "language", "model", *taken))
+            raise ExportError(f"{format} takes no option {option!r}; the options are {known}")
+        if value is not None and not isinstance(value, str):
+            raise ExportError(f"{option} must be text, got {type(value).__name__}")
     personas = list(persona) if isinstance(persona, (list, tuple)) else [persona]
     if not personas:
         raise ExportError(f"no persona to export: give {format} a persona file or ProfileConfig (a list of them for "

@@ -556,3 +556,26 @@ def test_fields_adk_and_crewai_have_no_place_for_are_listed_as_left_out(write):
         assert fields <= left, format
         _, notes = export(bare, format)
         assert not fields & {note.message.split(" not written")[0] for note in notes}, format
+
+
+def test_wrong_paths_and_options_are_profiles_errors():
+    """interop.load given a path of no path type, and interop.export given an option its format does not
+    take (CrewAI's write has none: base_url=… was a TypeError) or a base_url that is no text, say so as
+    ConfigError and ExportError, instead of TypeError or a JSON url of 5."""
+    from profiles.errors import ConfigError
+
+    for path in (None, 5, b"agents.yaml"):
+        with pytest.raises(ConfigError) as caught:
+            interop.load("crewai", path)
+        assert "must be text or a pathlib.Path" in str(caught.value)
+    persona = Path(__file__).resolve().parents[2] / "profile_configs" / "triage.yaml"
+    with pytest.raises(ExportError) as caught:
+        interop.export([persona], "crewai", base_url="http://127.0.0.1:9/v1")
+    assert "crewai takes no option 'base_url'; the options are deployment, language, model" in str(caught.value)
+    with pytest.raises(ExportError) as caught:
+        interop.export(persona, "prompty", base_ur="http://127.0.0.1:9/v1")
+    assert "no option 'base_ur'" in str(caught.value)
+    with pytest.raises(ExportError) as caught:
+        interop.export(persona, "agentspec", base_url=5)
+    assert "base_url must be text, got int" in str(caught.value)
+    assert interop.export(persona, "agentspec", base_url="http://127.0.0.1:9/v1")
