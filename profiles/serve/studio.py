@@ -401,19 +401,34 @@ def _move_plan(state: ServeState, name: str, language: str, model: str, label: s
     """What moving `label` to `version` changes: where it points now, where it will, and the diff."""
     if not label.strip() or label != label.strip():
         raise ServeError("give the label's name, e.g. production", status=422)
-    versions = state.store.reads().history(name, language=language, model=model)
+    store = state.store.reads()
+    versions = store.history(name, language=language, model=model)
     target = next((record for record in versions if record.version == version), None)
     if target is None:
         raise ServeError(
             f"{versions[-1].name} has no v{version}; its versions are 1 to {versions[-1].version}", status=404
         )
-    current = next((record for record in versions if label in record.labels), None)
+    summary = next(
+        (
+            item
+            for item in store.list(name=target.name)
+            if (item.language, item.model) == (target.language, target.model)
+        ),
+        None,
+    )
+    # where the label points now: the version it serves without a rollout key (the first arm of a
+    # rollout, which is what the compare-and-set compares), and every arm when it is rolled out
+    now = dict(summary.labels).get(label) if summary is not None else None
+    arms = dict(summary.rollouts).get(label, ()) if summary is not None else ()
+    current = next((record for record in versions if record.version == now), None)
     rows = side_by_side(current.content, target.content) if current is not None else []
     protected = label in {item.label for item in state.store.protected()}
     return {
         "versions": versions,
         "target": target,
         "current": current,
+        "arms": arms if len(arms) > 1 else (),
+        "unchanged": current is not None and current.version == target.version and len(arms) <= 1,
         "rows": rows,
         "label": label,
         "protected": protected,

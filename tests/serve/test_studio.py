@@ -126,6 +126,28 @@ def test_review_shows_what_will_change(studio):
     assert 'id="unchanged"' in same.text and 'id="confirm-move"' not in same.text
 
 
+def test_review_of_a_rolled_out_label_shows_its_arms_and_can_end_the_rollout(studio):
+    key = {"name": "greet/<b>name</b>"}
+    arms = {"1": 90, "2": 10}
+    rolled = studio.post("/api/store/rollout", json={**key, "label": "canary", "arms": arms}, headers=AUTH)
+    assert rolled.status_code == 200
+    # pinning the label to its first arm ends the rollout: a change, to be confirmed like any other
+    review = studio.get("/store/label", params={**key, "label": "canary", "version": 1})
+    assert re.search(r'id="now">v1:90, v2:10 ', review.text)
+    assert 'id="unchanged"' not in review.text and 'id="confirm-move"' in review.text
+    assert 'id="ends-rollout"' in review.text
+    expect = re.search(r'name="expect" value="(\d+)"', review.text).group(1)
+    moved = _move(studio, review, token=TOKEN, label="canary", version="1", expect=expect)
+    assert moved.status_code == 303
+    listed = studio.get("/api/store/prompts").json()["prompts"]
+    assert [(item["labels"]["canary"], item["rollouts"]) for item in listed if item["name"] == key["name"]] == [
+        (1, {})
+    ]
+    # a label that is not rolled out and already points there is still "nothing would change"
+    same = studio.get("/store/label", params={**key, "label": "canary", "version": 1})
+    assert 'id="unchanged"' in same.text and 'id="confirm-move"' not in same.text
+
+
 def test_a_label_moves_only_with_the_token(studio):
     review = studio.get("/store/label", params={"name": "greet/<b>name</b>", "label": "production", "version": 2})
     refused = _move(studio, review)
