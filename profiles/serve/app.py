@@ -213,6 +213,12 @@ def _unreadable_body(cause: BaseException) -> str:
             "the body nests arrays or objects too deeply to be read (Python reads JSON up to about "
             "1,000 levels); send a flatter JSON object"
         )
+    if isinstance(cause, UnicodeDecodeError):
+        byte = cause.object[cause.start : cause.start + 1].hex()
+        return (
+            f"the body is not UTF-8 text: byte 0x{byte} at position {cause.start} is no character of UTF-8 "
+            f"(text in another encoding, such as Latin-1?); send the JSON as UTF-8"
+        )
     if isinstance(cause, ValueError) and "digits" in str(cause):
         return (
             "the body holds a number with over 4,300 digits, more than a JSON number may have here; "

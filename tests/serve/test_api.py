@@ -190,6 +190,22 @@ def test_a_body_the_json_reader_gives_up_on_says_why(client, body, says):
     assert client.get("/api/health").json()["status"] == "ok"
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "says"),
+    [
+        ("/api/personas/planner.yaml/render", '{"variables": {"agents": "Zoë"}}'.encode("latin-1"), "byte 0xeb at"),
+        ("/api/store/put", b'{"name": "a", "content": "\xff"}', "byte 0xff at position 26"),
+    ],
+)
+def test_a_body_that_is_not_utf8_says_so_and_where(client, writer, route, body, says):
+    """JSON is UTF-8; a body in Latin-1 (or with a stray byte) is a 400 naming the byte and where it is,
+    not "There was an error parsing the body"."""
+    answer = client.post(route, content=body, headers={**JSON, **writer})
+    message = answer.json()["message"]
+    assert answer.status_code == 400 and "not UTF-8" in message and says in message, answer.text
+    assert client.get("/api/health").json()["status"] == "ok"
+
+
 def test_a_render_that_trips_a_bound_is_a_4xx_and_the_server_keeps_serving(client):
     tripped = client.post("/api/personas/bounded.yaml/render", json={"kind": "user", "question": "q"})
     assert tripped.status_code == 422
