@@ -113,7 +113,13 @@ def _without_event_stream(mcp_app: Any) -> Any:
 
     A stateless server never sends anything unasked, yet the SDK opens the event stream a GET asks
     for and holds it open without end: `curl …/mcp/` (or a client probing for the stream) hung.
+
+    A request whose JSON spells half a surrogate pair (`"\\ud800"`) is answered as over stdio,
+    with an error naming where it is: the SDK's reader said only "Parse error: unexpected end of
+    hex escape", of an escape that is whole.
     """
+    from .mcp_prompts import answerable
+
     body = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -133,7 +139,27 @@ def _without_event_stream(mcp_app: Any) -> Any:
             await send({"type": "http.response.start", "status": 405, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
+        if scope["type"] == "http" and scope.get("method") == "POST":
+            receive = await _readable(receive)
         await mcp_app(scope, receive, send)
+
+    async def _readable(receive: Any) -> Any:
+        # the Guard has read the whole body already and hands it on in one message
+        message = await receive()
+        raw = message.get("body", b"") if message["type"] == "http.request" else b""
+        if b"\\u" in raw and not message.get("more_body"):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = ""
+            if text and (fixed := answerable(text)) != text:
+                message = {"type": "http.request", "body": fixed.encode("utf-8"), "more_body": False}
+        replayed = [message]
+
+        async def again() -> Any:
+            return replayed.pop() if replayed else await receive()
+
+        return again
 
     return app
 

@@ -32,7 +32,7 @@ from ..errors import ProfilesError, ServeError
 from ..messages import MessageSlot, role_of
 from .personas import PersonaFolder, RenderContext, mask_secrets
 
-__all__ = ["ROLE_META", "McpPrompt", "PromptCatalog", "build_server", "serve_stdio"]
+__all__ = ["ROLE_META", "McpPrompt", "PromptCatalog", "answerable", "build_server", "serve_stdio"]
 
 log = logging.getLogger("profiles.serve.mcp")
 
@@ -285,8 +285,8 @@ def _params_problem(params: Any) -> str:
 _UNREADABLE = "agent-profiles/unreadable"
 
 
-def _answerable(line: str) -> str:
-    """A line of standard input as the SDK's reader should get it.
+def answerable(line: str) -> str:
+    """A line of standard input (or a body posted to `/mcp/`) as the SDK's reader should get it.
 
     That reader refuses JSON that spells half a surrogate pair (`"\\ud800"`), as a string may
     in JSON but not in Unicode, and answers nothing: the client waited for ever. Such a request
@@ -332,14 +332,14 @@ def _surrogate_in(value: Any, where: str = "the request") -> tuple[str, str] | N
 
 
 class _AnswerableLines:
-    """Standard input, line by line, each through `_answerable`."""
+    """Standard input, line by line, each through `answerable`."""
 
     def __init__(self, lines: Any) -> None:
         self._lines = lines
 
     async def __aiter__(self) -> Any:
         async for line in self._lines:
-            yield _answerable(line)
+            yield answerable(line)
 
 
 def serve_stdio(catalog: PromptCatalog) -> None:

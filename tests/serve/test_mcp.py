@@ -136,6 +136,26 @@ def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_stdio(persona
     assert got[3]["result"]["messages"][0]["content"]["text"].startswith("You are Aristotle.")
 
 
+def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_http(live):
+    """Over HTTP the SDK answered such a request "Parse error: unexpected end of hex escape", of an
+    escape that is whole; it is answered as over stdio, naming the place."""
+    body = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "prompts/get", '
+        '"params": {"name": "triage", "arguments": {"ticket": "\\ud800"}}}'
+    )
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(base_url=live.base, timeout=30) as http:
+        answer = http.post("/mcp/", content=body.encode(), headers=headers).json()
+        assert answer["id"] == 7 and answer["error"]["code"] == INVALID_PARAMS, answer
+        assert answer["error"]["message"].startswith(
+            "prompts/get: params.arguments.ticket holds '\\ud800', half of a surrogate"
+        ), answer
+        # an escape of a whole character (a pair, or one outside the surrogates) is read as it was
+        fine = body.replace("\\ud800", "\\ud83d\\ude00 \\u00e9")
+        got = http.post("/mcp/", content=fine.encode(), headers=headers).json()
+        assert "😀 é" in got["result"]["messages"][1]["content"]["text"], got
+
+
 def test_prompts_over_streamable_http(live):
     async def main() -> None:
         async with over_http(live.base) as session:
