@@ -482,7 +482,7 @@ def apply_label(
     if state.settings.read_only:
         raise ServeError("this server is read-only (--read-only): it changes nothing", status=403)
     _check_form(request, state, csrf)
-    role = session_role(request, state) or state.check_write(token.strip() or None)
+    role = session_role(request, state) or _form_writer(state, token.strip())
     store = state.store.writes()
     protected = label in {item.label for item in state.store.protected()}
     if protected and role != "admin":
@@ -502,6 +502,26 @@ def apply_label(
     )
     target = _prompt_link(name, language, model, moved=label)
     return RedirectResponse(target, status_code=303)
+
+
+def _form_writer(state: ServeState, token: str) -> str:
+    """`check_write` for the token a studio form sent, refused in the words of the page: a browser
+    sends no `Authorization` header, which the API's own refusal tells to send.
+
+    Raises:
+        ServeError: 401 for a missing or wrong token, 403 on a read-only server.
+    """
+    try:
+        return state.check_write(token or None)
+    except ServeError as exc:
+        if exc.status != 401:
+            raise
+    said = "that is not the token" if token else "moving a label needs the token"
+    raise ServeError(
+        f"{said}: go back and type the one `profiles serve` printed (or PROFILES_SERVE_TOKEN) into the Token "
+        "field, or sign in first (a sign-in lasts until the server restarts)",
+        status=401,
+    )
 
 
 # -- signing in ------------------------------------------------------------------------------------

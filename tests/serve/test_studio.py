@@ -151,9 +151,11 @@ def test_review_of_a_rolled_out_label_shows_its_arms_and_can_end_the_rollout(stu
 def test_a_label_moves_only_with_the_token(studio):
     review = studio.get("/store/label", params={"name": "greet/<b>name</b>", "label": "production", "version": 2})
     refused = _move(studio, review)
-    assert refused.status_code == 401 and "writes need a token" in refused.text
+    # the page's own words: a browser sends no Authorization header, as the API's refusal would say
+    assert refused.status_code == 401 and "moving a label needs the token" in refused.text
+    assert "into the Token field, or sign in first" in refused.text and "Authorization" not in refused.text
     wrong = _move(studio, review, token="not-it")
-    assert wrong.status_code == 401
+    assert wrong.status_code == 401 and "that is not the token" in wrong.text and "Authorization" not in wrong.text
     assert (
         studio.get("/api/store/prompt", params={"name": "greet/<b>name</b>", "label": "production"}).json()["version"]
         == 1

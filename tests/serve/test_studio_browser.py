@@ -102,7 +102,7 @@ def test_moving_a_label_is_refused_without_the_token_and_done_with_it(visit, sto
     _clean(visit)
     with page.expect_navigation():  # no token
         page.click("#confirm-button")
-    assert "writes need a token" in page.locator("#error").inner_text()
+    assert "moving a label needs the token" in page.locator("#error").inner_text()
     visit.shot("move-refused")
     assert (
         httpx.get(
