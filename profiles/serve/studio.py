@@ -11,6 +11,7 @@ same-origin check.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +49,8 @@ CHAT_VIEWS = (
 
 #: Characters of a stored version shown in the history table before it is cut.
 _PREVIEW_CHARS = 160
+#: A line break as a stored name may hold one; a browser sends each of them in a form as CR LF.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @lru_cache(maxsize=1)
@@ -381,7 +384,9 @@ def store_diff(
     model: str = "",
 ) -> HTMLResponse:
     """Two versions of one prompt, side by side."""
-    store = state_of(request).store.reads()
+    state = state_of(request)
+    name, model = _form_key(state, name, language, model)
+    store = state.store.reads()
     old = store.get(name, language=language, model=model, version=from_version)
     new = store.get(name, language=language, model=model, version=to_version)
     if (old.language, old.model) != (new.language, new.model):
@@ -395,6 +400,25 @@ def store_diff(
         rows=side_by_side(old.content, new.content),
         back=_prompt_link(old.name, old.language, old.model),
     )
+
+
+def _form_key(state: ServeState, name: str, language: str, model: str) -> tuple[str, str]:
+    """The stored name and model a studio form meant.
+
+    A browser sends every line break of a form's value as CR LF, so a prompt whose name (or model)
+    holds a line feed came back as a name the store lacks ("no prompt …"): it is matched back to
+    the one stored key it stands for. A key stored as sent, or two keys it could stand for, are
+    taken as sent.
+    """
+    if "\r" not in name and "\r" not in model:
+        return name, model
+    meant = {
+        (item.name, item.model)
+        for item in state.store.list()
+        if item.language == language
+        and (_LINE_BREAK.sub("\r\n", item.name), _LINE_BREAK.sub("\r\n", item.model)) == (name, model)
+    }
+    return meant.pop() if len(meant) == 1 and (name, model) not in meant else (name, model)
 
 
 def _move_plan(state: ServeState, name: str, language: str, model: str, label: str, version: int) -> dict[str, Any]:
@@ -447,6 +471,7 @@ def review_label(
 ) -> HTMLResponse:
     """The confirmation before a label moves: from which version to which, and what changes."""
     state = state_of(request)
+    name, model = _form_key(state, name, language, model)
     plan = _move_plan(state, name, language, model, label, version)
     target = plan["target"]
     return page(
@@ -483,6 +508,7 @@ def apply_label(
         raise ServeError("this server is read-only (--read-only): it changes nothing", status=403)
     _check_form(request, state, csrf)
     role = session_role(request, state) or _form_writer(state, token.strip())
+    name, model = _form_key(state, name, language, model)
     store = state.store.writes()
     protected = label in {item.label for item in state.store.protected()}
     if protected and role != "admin":

@@ -89,6 +89,37 @@ def test_compare_two_store_versions(visit, store_server):
     _clean(visit)
 
 
+def test_a_prompt_whose_name_holds_a_line_break_can_be_compared_and_labelled(visit, store_server):
+    """A browser sends each line break of a form's value as CR LF: the compare and label forms of a
+    prompt named with a line feed (which the API takes) asked for a prompt the store lacks."""
+    name = "two\nlines"
+    for content in ("First.\n", "Second.\n"):
+        put = httpx.post(store_server.base + "/api/store/put", json={"name": name, "content": content}, headers=AUTH)
+        assert put.status_code == 201
+    page = visit.page
+    page.goto(store_server.base + "/store")
+    with page.expect_navigation():
+        page.click("#prompts tr:has-text('lines') a.prompt-link")
+    with page.expect_navigation():
+        page.click("#compare-button")
+    assert "name=two%0D%0Alines" in page.url  # what the browser sent
+    assert page.locator("#diff tr.changed td.right ins").inner_text() == "Second"
+    with page.expect_navigation():
+        page.go_back()
+    page.fill("#label-name", "production")
+    with page.expect_navigation():
+        page.click("#review-button")
+    assert page.locator("#after").inner_text() == "v2"
+    page.fill("#token", TOKEN)
+    with page.expect_navigation():
+        page.click("#confirm-button")
+    assert page.locator("#notice").inner_text() == "Moved label production to v2."
+    listed = httpx.get(store_server.base + "/api/store/prompts").json()["prompts"]
+    assert {item["name"]: item["labels"] for item in listed}[name] == {"production": 2}
+    assert "two\r\nlines" not in {item["name"] for item in listed}  # nothing written under the sent name
+    _clean(visit)
+
+
 def test_moving_a_label_is_refused_without_the_token_and_done_with_it(visit, store_server):
     page = visit.page
     page.goto(store_server.base + "/store/prompt?name=support/system")
