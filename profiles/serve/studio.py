@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -96,6 +96,12 @@ def _csrf(request: Request, state: ServeState) -> tuple[str, bool]:
     return state.signer.new_csrf(), True
 
 
+def _path(request: Request) -> str:
+    """The path of this page as a link spells it: `request.url.path` leaves a `%` of the file's
+    name as it is, so a persona called `50%41.yaml` linked to `50A.yaml`."""
+    return quote(request.scope["path"], safe="/")
+
+
 def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HTMLResponse:
     """Render `pages/<name>` with what every page shows (the sign-in state, the store, the CSRF token)."""
     state = state_of(request)
@@ -110,7 +116,7 @@ def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HT
         "csrf": token,
         "section": "",
         "notice": "",
-        "path_here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        "path_here": _path(request) + (f"?{request.url.query}" if request.url.query else ""),
         **values,
     }
     html = _environment().get_template(name).render(**context)
@@ -304,7 +310,7 @@ def persona(
     except (ProfilesError, Warning) as exc:
         values["render_error"] = folder.clean(_message(exc))
     others = [name for name in entry.deployments if name != deployment]
-    values["compare_link"] = f"{request.url.path}/compare?" + _query(
+    values["compare_link"] = f"{_path(request)}/compare?" + _query(
         kind=kind, left=deployment, right=others[0] if others else "", language=language, model=model
     )
     return page(request, "persona.html", **values)

@@ -87,6 +87,27 @@ def test_persona_page_fills_inputs_from_samples_and_shows_render_errors(client):
     assert tripped.status_code == 200 and "LimitExceeded" in tripped.text
 
 
+def test_links_of_a_persona_whose_file_name_holds_a_percent_sign_lead_back_to_it(start, tmp_path):
+    """The compare link and the sign-in link's way back were the page's path with a `%41` of the
+    file's name left as it was, so they led to `50A.yaml`, a persona that is not there."""
+    import html
+    from urllib.parse import parse_qs, urlsplit
+
+    (tmp_path / "50%41.yaml").write_text(
+        "name: Ada\nrole: Tester\ndeployments:\n  prod:\n    name: Grace\n", encoding="utf-8"
+    )
+    with start(tmp_path) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        shown = http.get("/personas/50%2541.yaml")
+        assert shown.status_code == 200 and "You are Ada." in shown.text
+        link = html.unescape(re.search(r'href="([^"]+)"[^>]*id="compare-link"', shown.text).group(1))
+        assert link.startswith("/personas/50%2541.yaml/compare?")
+        compared = http.get(link)
+        assert compared.status_code == 200 and "Grace" in compared.text, compared.text[:500]
+        sign_in = html.unescape(re.search(r'href="([^"]+)" id="sign-in"', shown.text).group(1))
+        back = parse_qs(urlsplit(sign_in).query)["next"][0]
+        assert back == "/personas/50%2541.yaml" and http.get(back).status_code == 200
+
+
 def test_broken_personas_show_their_problems_inline(client):
     listed = client.get("/").text
     assert "broken.yaml:3:1" in listed and "colour" in listed
