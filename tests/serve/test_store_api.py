@@ -127,6 +127,28 @@ def test_invalid_writes_are_422_and_write_nothing(served):
 
 
 @pytest.mark.parametrize(
+    ("route", "body", "where"),
+    [
+        ("label", {"label": "production", "version": True}, "version"),
+        ("label", {"label": "production", "version": "2"}, "version"),
+        ("label", {"label": "production", "version": 2, "expect": True}, "expect"),
+        ("label", {"label": "production", "version": 2, "force": "yes"}, "force"),
+        ("label", {"label": "production", "version": 2, "force": 1}, "force"),
+        ("rollout", {"label": "production", "arms": {"1": True, "2": 1}}, "arms.1"),
+        ("rollout", {"label": "production", "arms": {"1": "90", "2": "10"}}, "arms.1"),
+    ],
+)
+def test_a_label_write_of_the_wrong_type_is_refused_not_read_as_another_value(served, route, body, where):
+    """JSON's true is no version 1 and "yes" is no force: read leniently, {"version": true} moved
+    the label to v1 and {"force": "yes"} forced a protected label."""
+    _put(served, "t/name", "Ada", label="production")
+    _put(served, "t/name", "Grace")
+    answer = served.post(f"/api/store/{route}", json={"name": "t/name", **body}, headers=AUTH)
+    assert answer.status_code == 422 and answer.json()["problems"][0]["where"] == where, answer.text
+    assert served.get("/api/store/moves", params={"name": "t/name"}).json()["moves"][-1]["to_version"] == 1
+
+
+@pytest.mark.parametrize(
     ("body", "content_type", "says"),
     [
         (b'{"name": "n", "content": ', "application/json", "the body is not valid JSON at character 25"),
