@@ -120,6 +120,51 @@ def test_a_prompt_whose_name_holds_a_line_break_can_be_compared_and_labelled(vis
     _clean(visit)
 
 
+#: Where a piece of an element's text is drawn: the left edge of the first text node holding it.
+_LEFT_OF = """([selector, piece]) => {
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(piece);
+    if (at >= 0) {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + piece.length);
+      return range.getBoundingClientRect().left;
+    }
+  }
+  return null;
+}"""
+
+
+def test_a_bidi_control_in_a_stored_name_or_label_does_not_reverse_the_studios_own_words(visit, store_server):
+    """A right-to-left override (U+202E) in a prompt's name or a label, which the API takes, reversed
+    every word after it on the review page: its button read "Move x2v ot", its heading "lliw ...".
+    Each stored value is isolated, so only the value itself is drawn right to left."""
+    name, label = "rtl\u202eevil", "x\u202e"
+    for content in ("First.\n", "Second.\n"):
+        put = httpx.post(store_server.base + "/api/store/put", json={"name": name, "content": content}, headers=AUTH)
+        assert put.status_code == 201
+    moved = httpx.post(
+        store_server.base + "/api/store/label", json={"name": name, "label": label, "version": 1}, headers=AUTH
+    )
+    assert moved.status_code == 200
+    page = visit.page
+    page.goto(store_server.base + "/store/label?" + str(httpx.QueryParams(name=name, label=label, version=2)))
+    assert page.locator("#after").inner_text() == "v2"
+    left = lambda selector, piece: page.evaluate(_LEFT_OF, [selector, piece])  # noqa: E731
+    for selector, first, then in (
+        ("#confirm-button", "to", "v2"),
+        ("main h2", "will", "instead"),
+        ("#diff thead th", "v1", "(now)"),
+        ("main h1", "of", "?"),
+    ):
+        assert left(selector, first) < left(selector, then), (selector, first, then)
+    visit.shot("bidi-review")
+    page.goto(store_server.base + "/store/diff?" + str(httpx.QueryParams({"name": name, "from": 1, "to": 2})))
+    assert left("main h1", "v1") < left("main h1", "v2")
+    _clean(visit)
+
+
 def test_moving_a_label_is_refused_without_the_token_and_done_with_it(visit, store_server):
     page = visit.page
     page.goto(store_server.base + "/store/prompt?name=support/system")
