@@ -206,6 +206,21 @@ def test_a_body_that_is_not_utf8_says_so_and_where(client, writer, route, body, 
     assert client.get("/api/health").json()["status"] == "ok"
 
 
+def test_a_listed_persona_whose_file_name_holds_a_backslash_can_be_read(start, tmp_path):
+    """POSIX lets a file name hold a backslash; the list (and the MCP prompts) named such a persona,
+    and every read of it took the backslash for a folder separator: "no persona 'back\\\\slash.yaml'"."""
+    (tmp_path / "back\\slash.yaml").write_text("name: Ada\nrole: Tester\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "inner.yaml").write_text("name: Grace\nrole: Tester\n", encoding="utf-8")
+    with start(tmp_path) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        assert [item["path"] for item in http.get("/api/personas").json()["personas"]] == ["back\\slash.yaml"]
+        read = http.get("/api/personas/back%5Cslash.yaml")
+        assert read.status_code == 200 and read.json()["name"] == "Ada", read.text
+        assert "You are Ada." in http.get("/personas/back%5Cslash.yaml").text
+        # where no such file is there, a backslash still reads as a folder separator
+        assert http.get("/api/personas/sub%5Cinner.yaml").json()["name"] == "Grace"
+
+
 def test_a_render_that_trips_a_bound_is_a_4xx_and_the_server_keeps_serving(client):
     tripped = client.post("/api/personas/bounded.yaml/render", json={"kind": "user", "question": "q"})
     assert tripped.status_code == 422
