@@ -220,6 +220,12 @@ def _problem(item: dict[str, Any]) -> dict[str, str]:
             "with content-type: application/json",
         }
     where = ".".join(part for part in loc if part != "body")
+    if item.get("type") == "string_unicode":  # JSON's "\ud800": pydantic says only "unable to parse raw data"
+        from ..jsonlines import SURROGATE_PROBLEM, lone_surrogate
+
+        found = lone_surrogate(item.get("input"))
+        if found is not None:
+            message = f"holds {found[1]}, {SURROGATE_PROBLEM}"
     if not where and loc[:1] == ["body"]:  # the body as a whole: a list, a string, or not sent as JSON
         where = "body"
         message += "; send one JSON object, with content-type: application/json"

@@ -126,6 +126,21 @@ def test_invalid_writes_are_422_and_write_nothing(served):
     assert served.get("/api/store/prompts").json()["prompts"] == []
 
 
+@pytest.mark.parametrize("field", ["name", "label", "author", "note", "language", "model"])
+def test_half_a_surrogate_pair_in_a_put_is_named_with_its_field(served, field):
+    """JSON may spell "\\udc00", which no text holds; pydantic said only "unable to parse raw data
+    as a unicode string"."""
+    body = {"name": "n", "content": "x", field: "a\\udc00"}
+    raw = ", ".join(f'"{key}": "{value}"' for key, value in body.items())
+    headers = {**AUTH, "content-type": "application/json"}
+    answer = served.post("/api/store/put", content=f"{{{raw}}}".encode(), headers=headers)
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()["problems"][0]
+    assert problem["where"] == field and problem["message"].startswith("holds \\udc00, half of a UTF-16 surrogate pair")
+    assert "write the character itself" in answer.json()["message"]
+    assert served.get("/api/store/prompts").json()["prompts"] == []
+
+
 @pytest.mark.parametrize(
     ("route", "body", "where"),
     [
