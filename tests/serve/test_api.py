@@ -221,6 +221,16 @@ def test_a_listed_persona_whose_file_name_holds_a_backslash_can_be_read(start, t
         assert http.get("/api/personas/sub%5Cinner.yaml").json()["name"] == "Grace"
 
 
+def test_a_variable_given_twice_in_a_prompt_query_is_refused(client):
+    """`?var.agents=A&var.agents=B` says two things; the last won without a word, as a JSON body's
+    key named twice did."""
+    answer = client.get("/api/personas/planner.yaml/prompts/system?var.agents=Booker&var.agents=Payer")
+    assert answer.status_code == 422
+    assert answer.json()["message"] == "'var.agents' is given twice; give each variable once"
+    once = client.get("/api/personas/planner.yaml/prompts/system?var.agents=Booker")
+    assert once.status_code == 200 and "Booker" in once.json()["text"]
+
+
 def test_a_render_that_trips_a_bound_is_a_4xx_and_the_server_keeps_serving(client):
     tripped = client.post("/api/personas/bounded.yaml/render", json={"kind": "user", "question": "q"})
     assert tripped.status_code == 422
