@@ -218,6 +218,18 @@ def test_the_sign_in_link_signs_the_browser_in(visit, store_server):
     _clean(visit)
 
 
+def test_a_sign_in_link_whose_token_holds_a_bare_percent_sign_still_signs_in(visit, start, sqlite_url):
+    """A token set by hand may hold '%' (PROFILES_SERVE_TOKEN=100%-…); typed into the sign-in link,
+    decoding it threw in the page and the browser was left on the sign-in form, not signed in."""
+    token = "100%-sure-0123456789abcdef"
+    with start(store_url=sqlite_url, token=token) as live:
+        page = visit.page
+        page.goto(f"{live.base}/login#token={token}")
+        page.wait_for_url(live.base + "/")
+        assert page.locator("#signed-in").is_visible() and "#token" not in page.url
+        _clean(visit)
+
+
 def test_hostile_names_stay_text_in_the_browser(visit, live):
     page = visit.page
     dialogs = []
