@@ -447,10 +447,11 @@ class PromptStore:
 
         Returns False when it was protected already. Who may protect, unprotect or force is for
         whatever sits in front of the store to decide (the HTTP API asks for its admin token).
+        `latest` is no label to move, so none to protect.
         """
         from profiles.store import queries
 
-        _check_label(label)
+        _check_movable(label)
         who = _check_text("the author", author)
         return self._run(lambda conn: queries.protect(conn, label, _now(), who), write=True)
 
