@@ -113,8 +113,11 @@ def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str,
             for record in records
         ],
     }
+    from ..safe_yaml import safe_load, text_bound
+
     text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    if yaml.safe_load(text) != document:  # never write a file that reads back differently
+    # never write a file that reads back differently, read as `import` reads it
+    if safe_load(text, max_nodes=text_bound(text)) != document:
         text = yaml.safe_dump(document, sort_keys=False, allow_unicode=False, default_style='"', width=100)
     return text
 
@@ -185,10 +188,13 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
 
 
 def _parse(path: Path) -> PromptRecord:
-    from ..safe_yaml import safe_load  # bounded: a store file is as untrusted as a persona
+    from ..safe_yaml import safe_load, text_bound  # bounded: a store file is as untrusted as a persona
 
     try:
-        document = safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        # a prompt's every version is one file, so its values are bounded by its length, not by
+        # the count a persona may hold: an export of ten thousand versions reads back
+        document = safe_load(text, max_nodes=text_bound(text))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise _fail(path, f"cannot read it ({exc})") from exc
     if not isinstance(document, dict):

@@ -307,3 +307,36 @@ def test_an_export_replaces_a_link_in_the_folder_rather_than_writing_through_it(
     (path,) = store.export(folder)
     assert outside.read_text() == "keep me\n"
     assert not path.is_symlink() and "Ada" in path.read_text()
+
+
+def test_a_prompt_with_ten_thousand_versions_round_trips(store, other_store, tmp_path):
+    """A prompt's every version is one file: one of 9,200 versions (over 100,000 values, the bound a
+    persona file has) exports, imports into an empty store and reads back the same, labels and all."""
+    versions = [
+        {"version": n, "created_at": "2026-01-05T10:00:00+00:00", "author": "ci", "note": "", "content": f"v{n}"}
+        for n in range(1, 9_201)
+    ]
+    document = {"name": "busy", "language": "", "model": "", "labels": {"production": 9_000}, "versions": versions}
+    (tmp_path / "in").mkdir()
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    (tmp_path / "in" / "busy.yaml").write_text(yaml.dump(document, Dumper=dumper, sort_keys=False), encoding="utf-8")
+
+    assert store.import_(tmp_path / "in").versions_added == 9_200
+    store.export(tmp_path / "out")
+    assert other_store.import_(tmp_path / "out").versions_added == 9_200
+    assert _everything(other_store) == _everything(store)
+    assert other_store.get("busy", label="production").content == "v9000"
+
+
+def test_a_long_store_file_still_refuses_an_alias_bomb(store, tmp_path):
+    """The bound grows with the text, not with what aliases expand to: a short file whose aliases
+    expand past its own length is refused, and nothing is imported."""
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for level in "bcdef":
+        previous = chr(ord(level) - 1)
+        bomb.append(f"{level}: &{level} [{', '.join(f'*{previous}' for _ in range(10))}]")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bomb.yaml").write_text("\n".join(bomb) + "\n", encoding="utf-8")
+    with pytest.raises(StoreError, match="expands to over 100000 values"):
+        store.import_(tmp_path / "in")
+    assert store.list() == ()
