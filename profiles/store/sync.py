@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -166,8 +166,12 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
         raise _fail(path, f"{where}field 'content' must be non-empty text")
     try:
         created_at = datetime.fromisoformat(_text(path, entry, "created_at", where))
-    except ValueError as exc:
-        raise _fail(path, f"{where}field 'created_at' must be an ISO 8601 time ({exc})") from exc
+        if created_at.tzinfo is not None:  # the store keeps UTC, which may fall outside years 1 to 9999
+            created_at.astimezone(timezone.utc)
+    except (ValueError, OverflowError) as exc:
+        raise _fail(
+            path, f"{where}field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC ({exc})"
+        ) from exc
     texts = {name: _text(path, entry, name, where) for name in ("author", "note")}
     try:  # what `put` refuses must not come in by a file either
         check_content("field 'content'", content)
@@ -199,10 +203,9 @@ def _parse(path: Path) -> PromptRecord:
         raise _fail(path, f"cannot read it ({exc})") from exc
     if not isinstance(document, dict):
         raise _fail(path, "expected a mapping with name, language, model, labels and versions")
+    texts = [_text(path, document, part) for part in ("name", "language", "model")]
     try:
-        key = make_key(
-            _text(path, document, "name"), _text(path, document, "language"), _text(path, document, "model")
-        )
+        key = make_key(*texts)
     except StoreError as exc:
         raise _fail(path, exc.message) from exc
     raw_versions = document.get("versions")

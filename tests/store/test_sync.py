@@ -135,14 +135,26 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
             "name: a\nlabels: {' prod': 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
             "label ' prod': a label must be non-empty",
         ),
+        (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '9999-12-31T23:00:00-05:00'}\n",
+            "versions[0]: field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC",
+        ),
+        (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '0001-01-01T00:00:00+01:00'}\n",
+            "versions[0]: field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC",
+        ),
+        ("name: [a]\n", "field 'name' must be text, got list"),
+        ("name: a\nmodel: 5\n", "field 'model' must be text, got int"),
     ],
 )
 def test_malformed_files_name_the_file(store, tmp_path, document, problem):
-    """Each malformed file gives a StoreError naming the file and the problem."""
+    """Each malformed file gives a StoreError naming the file and the problem, once."""
     (tmp_path / "broken.yaml").write_text(document)
     with pytest.raises(StoreError) as caught:
         store.import_(tmp_path)
-    assert "broken.yaml" in str(caught.value) and problem in str(caught.value)
+    message = str(caught.value)
+    assert "broken.yaml" in message and problem in message
+    assert message.count("broken.yaml") == 1 and message.count("fix the file") <= 1
     assert store.list() == ()
 
 
