@@ -130,3 +130,24 @@ def test_unsupported_urls_are_refused(url, problem):
     """Only SQLite and PostgreSQL through psycopg are accepted, with a message saying so."""
     with pytest.raises(StoreError, match=problem):
         PromptStore(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://127.0.0.1:notaport/db?password=hunter2secret",
+        "postgresql+psycopg://postgres:hunter2secret/db",  # user:password with the @host left out
+        "postgresql+psycopg://user:hunter2secret@127.0.0.1:notaport/db",
+        "postgresql+psycopg ://user:hunter2secret@host/db",
+        "http://127.0.0.1:8765/?token=hunter2secret",
+    ],
+)
+def test_a_url_that_cannot_be_read_is_named_without_its_password(url):
+    """The parser's own words quote what it could not read; the message shows the URL with every
+    credential hidden and says how to write one instead."""
+    with pytest.raises(StoreError) as caught:
+        PromptStore(url)
+    message = str(caught.value)
+    assert "hunter2secret" not in message and "***" in message
+    assert "cannot read the prompt store URL" in message or "names a server" in message
+    _assert_clean(caught.value)
