@@ -225,3 +225,44 @@ def test_store_reopens_with_its_data(store_url, store):
     with PromptStore(store_url) as again:
         assert again.get("s", label="production").content == "persisted"
         assert again.put("s", "next").version == 2
+
+
+def test_list_of_a_store_of_seventy_thousand_prompts(store_url, store, tmp_path):
+    """More prompt keys than PostgreSQL takes parameters in one statement (65,535): the labels and
+    rollouts of every one are listed, where the listing failed as if the server were down."""
+    from sqlalchemy import create_engine, text
+
+    store.put("seed", "first", label="production")
+    count = 70_000
+    engine = create_engine(store_url)
+    now = "2026-01-05 10:00:00"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompts (id, name, language, model, created_at) "
+                "VALUES (:id, :name, '', '', :now)"
+            ),
+            [{"id": 10 + n, "name": f"p{n:05d}", "now": now} for n in range(count)],
+        )
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompt_versions (prompt_id, version, content, created_at, author, note) "
+                "VALUES (:id, 1, 'text', :now, '', '')"
+            ),
+            [{"id": 10 + n, "now": now} for n in range(count)],
+        )
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompt_labels (prompt_id, label, version, updated_at) "
+                "VALUES (:id, 'production', 1, :now)"
+            ),
+            [{"id": 10 + n, "now": now} for n in range(count)],
+        )
+    engine.dispose()
+    store.put("p69999", "second")
+    store.rollout("p69999", "canary", {1: 90, 2: 10})
+
+    summaries = store.list()
+    assert len(summaries) == count + 1
+    assert all(dict(summary.labels).get("production") == 1 for summary in summaries)
+    assert dict(summaries[-2].rollouts) == {"canary": ((1, 90), (2, 10))}  # p69999, then seed
