@@ -113,7 +113,24 @@ def _check_expect(expect: int | None) -> int | None:
     return expect
 
 
+def _check_chain(labels: object) -> list[str | None]:
+    """A label chain given as something other than a list or tuple: a generator is read once, and
+    anything else (one label as text, None) says what a chain is instead of being read letter by
+    letter or failing inside the lookup."""
+    if isinstance(labels, (str, bytes, Mapping)) or not isinstance(labels, Iterable):
+        raise StoreError(
+            f"labels= is a list of labels tried in order, e.g. ['staging', 'production', None] (None: the newest "
+            f"version), got {labels!r}"[:300]
+        )
+    chain = list(labels)
+    if not chain:
+        raise StoreError("labels= names at least one label (None: the newest version), got an empty list")
+    return chain
+
+
 def _check_arms(arms: Mapping[int, int] | Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    if isinstance(arms, (str, bytes)) or not isinstance(arms, (Mapping, Iterable)):
+        raise StoreError(f"a rollout is a mapping of version to weight, e.g. {{3: 90, 4: 10}}, got {arms!r}"[:300])
     items = tuple(arms.items() if isinstance(arms, Mapping) else arms)
     if not items:
         raise StoreError("a rollout needs at least one version=weight, e.g. 3=90 4=10")
@@ -624,6 +641,8 @@ class PromptStore:
             PromptNotFoundError: nothing matches; the message lists what was tried.
         """
         reader = self._reader or self._lookup()
+        if not isinstance(labels, (list, tuple)):
+            labels = _check_chain(labels)
         try:
             memo_key: Any = (name, language, model, tuple(labels), version)
             lookup = self._lookups.get(memo_key)
@@ -632,6 +651,8 @@ class PromptStore:
         if lookup is None:
             # `latest` asked for as a label is the newest version, as in a chain: no label may
             # be called that, so reading it literally could only ever find nothing
+            if not labels:
+                _check_chain(labels)
             chain = [None if label is None or label == _NEWEST else _check_label(label) for label in labels]
             if version is not None:
                 _check_version(version)
@@ -748,6 +769,8 @@ class PromptStore:
         from profiles.store import queries
         from profiles.store.sync import write_folder
 
+        _check_folder(directory, "export")
+
         def read(conn: Connection) -> dict[PromptKey, tuple[list[PromptVersion], dict[str, Any]]]:
             found = queries.all_prompts(conn)
             label_maps = queries.label_map(conn, list(found.values()))
@@ -782,6 +805,7 @@ class PromptStore:
         from profiles.store import queries
         from profiles.store.sync import read_folder
 
+        _check_folder(directory, "import_")
         records = read_folder(Path(directory))
         who = _check_text("the author", author)
         note = _check_text("the note", f"import from {directory}")
@@ -823,6 +847,11 @@ class PromptStore:
             return ImportResult(versions_added=added, labels_moved=moved)
 
         return self._run(write, write=True)
+
+
+def _check_folder(directory: object, method: str) -> None:
+    if isinstance(directory, bytes) or not isinstance(directory, (str, PathLike)):
+        raise StoreError(f"{method} takes a folder's path (text or pathlib.Path), got {type(directory).__name__}")
 
 
 def _lines(text: str) -> list[str]:

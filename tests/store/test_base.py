@@ -266,3 +266,34 @@ def test_list_of_a_store_of_seventy_thousand_prompts(store_url, store, tmp_path)
     assert len(summaries) == count + 1
     assert all(dict(summary.labels).get("production") == 1 for summary in summaries)
     assert dict(summaries[-2].rollouts) == {"canary": ((1, 90), (2, 10))}  # p69999, then seed
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.find("a", labels="production"), "labels= is a list of labels"),  # not p, r, o, d, …
+        (lambda s: s.find("a", labels=None), "labels= is a list of labels"),
+        (lambda s: s.match("a", labels=[]), "at least one label"),
+        (lambda s: s.rollout("a", "canary", None), "a rollout is a mapping of version to weight"),
+        (lambda s: s.rollout("a", "canary", 5), "a rollout is a mapping of version to weight"),
+        (lambda s: s.put("a", "text", language=5), "the language must be text"),
+        (lambda s: s.history("a", model=["gpt-4o"]), "the model must be text"),
+        (lambda s: s.get("a", language=b"zh"), "the language must be text"),
+        (lambda s: s.export(None), "export takes a folder's path"),
+        (lambda s: s.import_(5), "import_ takes a folder's path"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_a_store_error(store, call, message):
+    """Each says what the argument takes, instead of a TypeError or AttributeError from inside, or a
+    label chain given as one text read as the labels of its letters."""
+    store.put("a", "one", label="production")
+    with pytest.raises(StoreError, match=message):
+        call(store)
+    assert [summary.name for summary in store.list()] == ["a"]
+
+
+def test_a_label_chain_given_as_a_generator_is_read_once(store):
+    """tuple(labels) for the memo used to drain a generator, leaving the lookup an empty chain."""
+    store.put("a", "one", label="production")
+    store.put("a", "two")
+    assert store.find("a", labels=(label for label in ["production", None]))[0].version == 1
