@@ -157,6 +157,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                         shown.strip("'\""),
                         line=key_node.start_mark.line + 1,
                         column=key_node.start_mark.column + 1,
+                        code="duplicate_key",
                     )
                 )
                 continue

@@ -158,6 +158,7 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     where = f"versions[{index}]: "
     if not isinstance(entry, dict):
         raise _fail(path, f"{where}expected a mapping")
+    _unknown(path, where, entry, _VERSION_FIELDS)
     number = entry.get("version")
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_NUMBER:
         raise _fail(path, f"{where}field 'version' must be a whole number from 1 to {MAX_NUMBER}, got {number!r}")
@@ -191,18 +192,43 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     )
 
 
+#: The fields of a store file, and of each of its versions: anything else is a typo (`lables:`)
+#: whose value an import would drop without a word.
+_FIELDS = ("name", "language", "model", "labels", "versions")
+_VERSION_FIELDS = ("version", "created_at", "author", "note", "content")
+
+
+def _unknown(path: Path, where: str, entry: dict[Any, Any], known: tuple[str, ...]) -> None:
+    extra = [key for key in entry if key not in known]
+    if extra:
+        raise _fail(path, f"{where}unknown field {str(extra[0])!r}; the fields are {', '.join(known)}")
+
+
 def _parse(path: Path) -> PromptRecord:
-    from ..safe_yaml import safe_load, text_bound  # bounded: a store file is as untrusted as a persona
+    # bounded: a store file is as untrusted as a persona; duplicate keys are refused, not kept last
+    from ..errors import ConfigError
+    from ..safe_yaml import read_documents, text_bound
 
     try:
         text = path.read_text(encoding="utf-8")
         # a prompt's every version is one file, so its values are bounded by its length, not by
         # the count a persona may hold: an export of ten thousand versions reads back
-        document = safe_load(text, max_nodes=text_bound(text))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        documents, issues, _ = read_documents(text, str(path), max_nodes=text_bound(text))
+    except (OSError, UnicodeDecodeError) as exc:
         raise _fail(path, f"cannot read it ({exc})") from exc
+    except ConfigError as exc:
+        issue = exc.issues[0]
+        at = f"line {issue.line}, column {issue.column}: " if issue.line is not None else ""
+        raise _fail(path, f"cannot read it ({at}{issue.message})") from None
+    for issue in issues:
+        if issue.code == "duplicate_key":  # `labels: {production: 1, production: 2}` moved it to 2 silently
+            raise _fail(path, f"line {issue.line}, column {issue.column}: {issue.message}")
+    if len(documents) > 1:
+        raise _fail(path, "holds several YAML documents (---); keep one prompt key per file")
+    document = documents[0] if documents else None
     if not isinstance(document, dict):
         raise _fail(path, "expected a mapping with name, language, model, labels and versions")
+    _unknown(path, "", document, _FIELDS)
     texts = [_text(path, document, part) for part in ("name", "language", "model")]
     try:
         key = make_key(*texts)

@@ -143,6 +143,24 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
             "name: a\nversions:\n- {version: 1, content: x, created_at: '0001-01-01T00:00:00+01:00'}\n",
             "versions[0]: field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC",
         ),
+        (
+            "name: a\nlabels: {production: 1, production: 2}\nversions:\n"
+            "- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
+            "- {version: 2, content: y, created_at: '2026-01-01T00:00:00'}\n",
+            "line 2, column 25: duplicate key 'production' (first at line 2)",
+        ),
+        (
+            "name: a\nlabels: {canary: {1: 90, 1: 10}}\nversions:\n"
+            "- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "duplicate key '1'",
+        ),
+        ("name: a\nversions: []\nname: b\n", "line 3, column 1: duplicate key 'name'"),
+        ("name: a\nlables: {production: 1}\n", "unknown field 'lables'; the fields are name, language, model, labels"),
+        (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00', notes: why}\n",
+            "versions[0]: unknown field 'notes'; the fields are version, created_at, author, note, content",
+        ),
+        ("name: a\n---\nname: b\n", "holds several YAML documents"),
         ("name: [a]\n", "field 'name' must be text, got list"),
         ("name: a\nmodel: 5\n", "field 'model' must be text, got int"),
     ],
