@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from profiles.errors import StoreError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sqlalchemy.engine import URL, Engine
 
 __all__ = ["StoreEngine", "create_store_engine", "parse_store_url"]
@@ -85,6 +87,15 @@ class StoreEngine:
         self.url = url
         self.describe = describe
         self.driver_errors = driver_errors
+
+    @property
+    def file(self) -> Path | None:
+        """The SQLite file, None for PostgreSQL or an in-memory database."""
+        if not self.is_sqlite:
+            return None
+        from profiles.store.sqlite import sqlite_path
+
+        return sqlite_path(self.url)
 
     @property
     def is_sqlite(self) -> bool:

@@ -151,3 +151,59 @@ def test_a_url_that_cannot_be_read_is_named_without_its_password(url):
     assert "hunter2secret" not in message and "***" in message
     assert "cannot read the prompt store URL" in message or "names a server" in message
     _assert_clean(caught.value)
+
+
+@pytest.fixture
+def every_read_checks_the_file(monkeypatch):
+    """Reads look at the file at most once a second; these tests look at every read."""
+    import profiles.store.base
+
+    monkeypatch.setattr(profiles.store.base, "_FILE_CHECK_SECONDS", 0, raising=False)
+
+
+def test_a_sqlite_file_replaced_while_open_is_followed(tmp_path, every_read_checks_the_file):
+    """A store file another is moved over (a restore, a fresh import) is the one read and written
+    next: the open connections kept reading the old file and wrote where nobody could see it."""
+    path, other = tmp_path / "store.db", tmp_path / "restored.db"
+    with PromptStore(f"sqlite:///{other}") as restored:
+        restored.put("greeter/name", "Grace", label="production")
+    with PromptStore(f"sqlite:///{path}") as store:
+        store.put("greeter/name", "Ada", label="production")
+        assert store.get("greeter/name", label="production").content == "Ada"
+        os.replace(other, path)
+        assert store.get("greeter/name", label="production").content == "Grace"
+        assert store.put("greeter/name", "Hopper").version == 2
+    with PromptStore(f"sqlite:///{path}") as reopened:
+        assert [record.content for record in reopened.history("greeter/name")] == ["Grace", "Hopper"]
+
+
+def test_a_sqlite_file_removed_while_open_is_an_error_and_is_not_created_by_reads(
+    tmp_path, every_read_checks_the_file
+):
+    """Reads of a removed file fail naming it (the provider then serves its last answer), on every
+    thread, and create no empty file; a write makes a new store there, as `put` would."""
+    import threading
+
+    path = tmp_path / "store.db"
+    store = PromptStore(f"sqlite:///{path}")
+    store.put("greeter/name", "Ada", label="production")
+    store.get("greeter/name")
+    path.unlink()
+    with pytest.raises(StoreError, match="was removed while it was open") as caught:
+        store.get("greeter/name")
+    assert str(path) in str(caught.value)
+    failures = []
+
+    def read() -> None:
+        try:
+            store.find("greeter/name", labels=["production"])
+        except StoreError as exc:
+            failures.append(exc)
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    thread.join()
+    assert len(failures) == 1 and not path.exists()
+    assert store.put("greeter/name", "Grace").version == 1
+    assert store.get("greeter/name").content == "Grace"
+    store.close()
