@@ -222,7 +222,16 @@ class PromptStore:
                 "`profiles store put NAME` does"
             )
         if state != "current":  # new, or written by an earlier release: add the missing tables
-            self._execute(queries.ensure_schema, write=True)
+            try:
+                self._execute(queries.ensure_schema, write=True)
+            except StoreError as exc:
+                if state != "old":
+                    raise
+                raise StoreError(
+                    f"the prompt store at {self.url} was written by an earlier release, and this one reads it only "
+                    f"once its new tables are added, which failed: {exc.message}; open it once where it may be "
+                    "written (`profiles store list` as a user who may write the file), then it reads anywhere"
+                ) from exc
         if self._file is not None:
             self._file_id = _file_identity(self._file)
 

@@ -207,3 +207,25 @@ def test_a_sqlite_file_removed_while_open_is_an_error_and_is_not_created_by_read
     assert store.put("greeter/name", "Grace").version == 1
     assert store.get("greeter/name").content == "Grace"
     store.close()
+
+
+@pytest.mark.parametrize("create", [True, False])
+def test_a_folder_named_as_the_store_file_says_so(tmp_path, create):
+    """Reading said the folder did not exist, writing that it could not be opened for writing."""
+    (tmp_path / "store.db").mkdir()
+    with pytest.raises(StoreError, match="is a folder, not a file; name the store's file instead") as caught:
+        PromptStore(f"sqlite:///{tmp_path / 'store.db'}", create=create)
+    assert str(tmp_path / "store.db" / "store.db") in str(caught.value)
+
+
+def test_an_earlier_release_s_store_that_cannot_be_written_says_why_it_needs_writing(tmp_path):
+    """Reading a store an earlier release wrote adds its new tables first; where the file may not
+    be written, the error says that is why a read wants to write, and how to get past it."""
+    from .test_upgrade import _old_store
+
+    path = tmp_path / "old.db"
+    _old_store(f"sqlite:///{path}")
+    with pytest.raises(StoreError, match="attempt to write a readonly database") as caught:
+        PromptStore(f"sqlite:///file:{path}?mode=ro&uri=true", create=False)
+    message = str(caught.value)
+    assert "written by an earlier release" in message and "open it once where it may be written" in message
