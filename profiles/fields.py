@@ -35,12 +35,14 @@ from .output_schema import (
     is_reference,
     read_schema_text,
 )
+from .rendering.templates import language_problem
 from .settings import SETTINGS, SettingError, check_extra, check_setting, setting_from_text
 from .tools import ToolSpecError, parse_tools
 
 __all__ = [
     "Inputs",
     "LIST_FIELDS",
+    "Language",
     "Layout",
     "MAX_METADATA_CHARS",
     "MAX_METADATA_DEPTH",
@@ -163,6 +165,15 @@ def _text(value: Any) -> Any:
     if isinstance(value, bool):  # `language: no` (Norwegian) and `name: On` are YAML's false and true
         hint = " (YAML reads unquoted yes, no, on and off as true/false); quote it"
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
+
+
+def _language(value: Any) -> Any:
+    value = _text(value)
+    written = value.default if isinstance(value, ConfigInfo) else value
+    problem = language_problem(written) if isinstance(written, str) else None
+    if problem is not None:
+        raise PydanticCustomError("language", "{reason}", {"reason": problem})
+    return value
 
 
 def variable_values(value: Any) -> dict[str, Any]:
@@ -634,6 +645,8 @@ def _metadata(value: Any) -> Any:
 
 
 Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
+#: Text that picks a template locale: see `language_problem`.
+Language = Annotated[str | ConfigInfo | None, BeforeValidator(_language)]
 TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
 TemplateRoots = Annotated[tuple[Path, ...], BeforeValidator(_template_roots)]

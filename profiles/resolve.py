@@ -33,6 +33,7 @@ from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_sch
 from .providers import get_provider
 from .providers.env import check_deployment
 from .rendering.renderer import referenced_templates
+from .rendering.templates import language_problem
 from .secrets import redact
 from .settings import SettingError, setting_from_text
 
@@ -185,6 +186,11 @@ def resolve_field(config: PersonaModel, field: str, info: ConfigInfo, context: C
             if isinstance(value, list):
                 item = replace(item, value=tuple(value))
             check_answer(field, info, item)
+        elif field == "language" and value:
+            problem = language_problem(value)
+            if problem is not None:
+                said = "a value that is not a language" if item.secret else problem
+                raise ResolutionError(f"provider {info.provider_name!r} answered for {info.key!r}: {said}")
         return item
     except ResolutionError as exc:
         where = (context.deployment and config.line_of("deployments", context.deployment, field)) or config.line_of(
@@ -302,16 +308,16 @@ def _literal_variables(config: PersonaModel) -> tuple[Mapping[str, Resolved], tu
 def require_fields(
     config: PersonaModel, resolved: Mapping[str, Resolved], *, lines: PersonaModel | None = None
 ) -> None:
-    """Refuse a profile whose name or role resolved to nothing; a factory, when set, supplies them.
+    """Refuse a profile whose name or role resolved to nothing.
 
     A dynamic `name: {key: AGENT_NAME}` with no default and the key unset would otherwise render
-    as "You are None.". `lines` is the persona as written, to say where the field is.
+    as "You are None.". A persona with a factory may leave them out, but when its factory declines
+    (answers None) the profile is made from the fields, which then need them. `lines` is the
+    persona as written, to say where the field is.
 
     Raises:
         ResolutionError: naming the field, its key and provider, and how to give it a value.
     """
-    if config.factory is not None:
-        return
     for field in REQUIRED_FIELDS:
         if resolved[field].value not in (None, "", ()):
             continue
@@ -331,6 +337,11 @@ def require_fields(
             raise ResolutionError(
                 f"{place}field {field!r} is required, but provider {provider!r} has no value for {info.key!r} and "
                 f"the field has no default; {_how_to_set(provider, info.key)}, or give the field a default"
+            )
+        if config.factory is not None:
+            raise ResolutionError(
+                f"{place}field {field!r} is required when the factory declines (answers None), and the persona "
+                f"has none; give the field a value, or have factory {type(config.factory).__name__} answer a profile"
             )
         raise ResolutionError(f"{place}field {field!r} is required but resolved to nothing; give it a value")
 

@@ -190,8 +190,12 @@ def test_an_unset_role_from_another_provider_says_how(monkeypatch):
 def test_a_factory_may_supply_what_resolves_to_nothing():
     made = []
     config = ProfileConfig(name=DynConfig(key="AGENT_NAME_NOT_SET"), role="r", factory=lambda *a, **k: made.append(k))
-    config.create_profile()
+    with pytest.raises(ResolutionError, match="provider 'env' has no value for 'AGENT_NAME_NOT_SET'"):
+        config.create_profile()  # the factory declined (None), so the fields make the profile: "You are None."
     assert made and made[0]["name"] is None
+    supplied = ProfileConfig(name="Made", role="r").create_profile()
+    config = ProfileConfig(name=DynConfig(key="AGENT_NAME_NOT_SET"), role="r", factory=lambda *a, **k: supplied)
+    assert config.create_profile().get_name() == "Made"
 
 
 def test_a_dataset_row_with_an_unset_required_field_is_a_bad_row(monkeypatch):
