@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
 from .errors import ProfilesError
 from .inputs import InputSpec, InputSpecError, parse_inputs
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate
 from .messages import LayoutSpecError, MessageSlot, parse_layout, parse_roles
 from .output_schema import (
     OutputSchema,
@@ -145,10 +146,28 @@ def _text_default(info: ConfigInfo) -> None:
             "{reason}",
             {"reason": f"default must be text or a list of text, got {type(info.default).__name__}"},
         )
+    defaults = [info.default] if isinstance(info.default, str) else info.default or ()
+    for default in defaults:
+        if isinstance(default, str) and not default.isascii():
+            _refuse_surrogate(default)
+
+
+def _refuse_surrogate(text: str) -> None:
+    """Text holding half of a UTF-16 pair (from Python: YAML cannot spell one) prints, but no
+    request holding it can be sent as UTF-8: said where it comes in."""
+    found = lone_surrogate(text)
+    if found is not None:
+        raise PydanticCustomError(
+            "text_surrogate", "holds {code}, {problem}", {"code": found[1], "problem": SURROGATE_PROBLEM}
+        )
 
 
 def _text(value: Any) -> Any:
-    if value is None or isinstance(value, str):
+    if value is None:
+        return value
+    if isinstance(value, str):
+        if not value.isascii():
+            _refuse_surrogate(value)
         return value
     if isinstance(value, Mapping):
         value = _dynamic(value, list_field=False)
@@ -217,6 +236,10 @@ def _text_list(value: Any) -> Any:
     if not isinstance(value, (list, tuple)):
         raise PydanticCustomError("list_type", "expected a list of texts, got {kind}", {"kind": type_name(value)})
     bad = [index for index, item in enumerate(value) if not isinstance(item, str)]
+    if not bad:
+        for item in value:
+            if not item.isascii():
+                _refuse_surrogate(item)
     if bad:
         more = len(bad) - 1
         raise PydanticCustomError(

@@ -29,6 +29,7 @@ from .environ import getenv
 from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource, type_name
 from .inputs import InputSpecError
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate
 from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
 from .providers.env import check_deployment
@@ -186,7 +187,11 @@ def resolve_field(config: PersonaModel, field: str, info: ConfigInfo, context: C
             if isinstance(value, list):
                 item = replace(item, value=tuple(value))
             check_answer(field, info, item)
-        elif field == "language" and value:
+            if isinstance(item.value, tuple) and not all(part.isascii() for part in item.value):
+                _refuse_surrogate(info, item.value)
+        elif value and not value.isascii():
+            _refuse_surrogate(info, value)
+        if field == "language" and value and type(value) is str:
             problem = language_problem(value)
             if problem is not None:
                 said = "a value that is not a language" if item.secret else problem
@@ -208,6 +213,20 @@ def placed(exc: ResolutionError, what: str, where: tuple[str, int] | None) -> Re
     if exc.message.startswith(f"{place}{what}") or (place and exc.message.startswith(place)):
         return exc
     return type(exc)(f"{place}{what}: {exc.message}")
+
+
+def _refuse_surrogate(info: ConfigInfo, value: str | tuple[str, ...]) -> None:
+    """Refuse an answer holding half of a UTF-16 pair (text decoded with `surrogateescape`, say):
+    the prompt would print, but no request holding it can be sent as UTF-8.
+
+    Raises:
+        ResolutionError: naming the key, the provider and the surrogate (never the value).
+    """
+    found = lone_surrogate(list(value) if isinstance(value, tuple) else value)
+    if found is not None:
+        raise ResolutionError(
+            f"provider {info.provider_name!r} answered {info.key!r} with text holding {found[1]}, {SURROGATE_PROBLEM}"
+        )
 
 
 def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
@@ -592,6 +611,9 @@ def _override(field: str, value: Any) -> Any:
     """
     if value is None:
         return None
+    found = lone_surrogate(list(value) if isinstance(value, tuple) else value)
+    if found is not None:
+        raise ConfigError(f"override {field!r} holds {found[1]}, {SURROGATE_PROBLEM}")
     if field in LIST_FIELDS:
         if isinstance(value, (list, tuple)):
             wrong = next((index for index, item in enumerate(value) if not isinstance(item, str)), None)
