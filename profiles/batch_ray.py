@@ -230,7 +230,8 @@ def _csv_header(path: Path, delimiter: str) -> list[str]:
     import csv
 
     with path.open(newline="", encoding="utf-8-sig") as file:
-        return [cell.strip() for cell in next(csv.reader(file, delimiter=delimiter), [])]
+        header = next((cells for cells in csv.reader(file, delimiter=delimiter) if cells), [])  # past blank lines
+        return [cell.strip() for cell in header]
 
 
 #: The row makers this Ray worker process has set up, by batch: Ray reuses a worker for many

@@ -123,16 +123,24 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
     delimiter = "\t" if fmt == "tsv" else ","
     try:
         with path.open(newline="", encoding="utf-8-sig") as file:
-            reader = csv.reader(file, delimiter=delimiter)
+            # strict: a quote opened and never closed is an error where its row starts, not a cell
+            # that silently takes in every line after it (and `"a"b` is an error, not the text ab)
+            reader = csv.reader(file, delimiter=delimiter, strict=True)
+            cells: list[str] = []
             try:
-                header = [cell.strip() for cell in next(reader)]
+                while not cells:  # blank lines before the header are not the header
+                    first = reader.line_num + 1
+                    cells = next(reader)
+                header = [cell.strip() for cell in cells]
             except StopIteration:
                 raise FactoryError(
                     f"{path}: the file is empty; a CSV dataset starts with a header row"
                 ) from None
             except csv.Error as exc:
-                raise FactoryError(f"{path}:1: the header row cannot be read: {exc}") from None
-            _check_header(path, header)
+                raise FactoryError(
+                    f"{path}:{first}: the header row cannot be read: {_csv_problem(exc)}"
+                ) from None
+            _check_header(path, header, reader.line_num)
             if on_columns is not None:
                 on_columns(header)
             width = len(header)
@@ -147,7 +155,7 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
                 except csv.Error as exc:
                     number += 1
                     end = reader.line_num
-                    yield RawRow(number, start, None, f"the row cannot be read as CSV: {exc}")
+                    yield RawRow(number, start, None, f"the row cannot be read as CSV: {_csv_problem(exc, start, end)}")
                     continue
                 end = reader.line_num
                 if not cells:  # a blank line is not a row
@@ -180,13 +188,32 @@ def _width_problem(header: list[str], cells: list[str], delimiter: str = ",") ->
     )
 
 
-def _check_header(path: Path, header: list[str]) -> None:
+def _csv_problem(exc: csv.Error, start: int | None = None, end: int | None = None) -> str:
+    """What the csv module's error means, and what to do about it."""
+    text = str(exc)
+    if "unexpected end of data" in text:
+        span = f" (lines {start}-{end} were read into it)" if start and end and end > start else ""
+        return f"a quoted cell is never closed{span}; add the closing quote, or double a quote inside a cell (\"\")"
+    if "expected after" in text:
+        return (
+            f"{text}: a quoted cell ends at its closing quote; quote the whole cell, doubling any quote inside it "
+            '("")'
+        )
+    if "field larger than field limit" in text:
+        return (
+            f"a cell is longer than {csv.field_size_limit():,} characters, the most a CSV cell may hold here; "
+            "check for a quote left open, or write such rows as JSON lines (.jsonl)"
+        )
+    return text
+
+
+def _check_header(path: Path, header: list[str], line: int = 1) -> None:
     seen: set[str] = set()
     for index, name in enumerate(header, start=1):
         if not name:
-            raise FactoryError(f"{path}:1: header cell {index} is empty; name every column")
+            raise FactoryError(f"{path}:{line}: header cell {index} is empty; name every column")
         if name in seen:
-            raise FactoryError(f"{path}:1: column {name!r} appears twice in the header; rename one")
+            raise FactoryError(f"{path}:{line}: column {name!r} appears twice in the header; rename one")
         seen.add(name)
 
 

@@ -438,3 +438,43 @@ def test_a_source_that_is_no_path_and_no_rows_is_refused_when_given(source):
         DatasetProfileFactory(source)
     rows = iter([{"name": "Ada", "role": "Analyst"}])  # an iterator of rows is rows
     assert [profile.get_name() for profile in DatasetProfileFactory(rows).create_profiles()] == ["Ada"]
+
+
+def test_blank_lines_before_a_csv_header_are_not_the_header(write):
+    """They were read as an empty header, and the first row's width check raised IndexError."""
+    source = write("people.csv", "\n\nname,,role\nAda,x,Analyst\n")
+    with pytest.raises(FactoryError, match=r"people.csv:3: header cell 2 is empty"):
+        list(DatasetProfileFactory(source).create_profiles())
+    source = write("people.csv", "\r\n\nname,role\n\nAda,Analyst\n")
+    (profile,) = DatasetProfileFactory(source).create_profiles()
+    assert (profile.get_name(), profile.profile_id) == ("Ada", 1)
+
+
+def test_a_csv_quote_never_closed_is_a_bad_row_not_the_rest_of_the_file(write):
+    """Read leniently, the open quote took every later line into one cell: Bob and Carl were lost
+    without a word, and Ada's role was three lines of the file."""
+    source = write("people.csv", 'name,role\nAda,"Analyst\nBob,Dev\nCarl,Dev\n')
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert (issue.row, issue.line) == (1, 2)
+    assert "a quoted cell is never closed (lines 2-4 were read into it); add the closing quote" in str(issue)
+    with pytest.raises(FactoryError, match=r"people.csv:1: the header row cannot be read: a quoted cell is never"):
+        list(DatasetProfileFactory(write("people.csv", 'name,"role\nAda,x\n')).create_profiles())
+
+
+def test_text_after_a_csv_cells_closing_quote_is_a_bad_row(write):
+    """`"Ana"lyst` was read as the text Analyst; a quote inside an unquoted cell stays text."""
+    source = write("people.csv", 'name,role\nAda,"Ana"lyst\nBob,"Dev, senior"\nCarl,5" screen\n')
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_role() for profile in factory.create_profiles()] == ["Dev, senior", '5" screen']
+    (issue,) = factory.errors
+    assert issue.row == 1 and "quote the whole cell, doubling any quote inside it" in str(issue)
+
+
+def test_a_csv_cell_over_the_limit_says_what_to_do(write):
+    source = write("people.csv", "name,role\nAda," + "x" * 200_000 + "\nBob,Dev\n")
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_name() for profile in factory.create_profiles()] == ["Bob"]
+    (issue,) = factory.errors
+    assert "a cell is longer than 131,072 characters" in str(issue) and "JSON lines (.jsonl)" in str(issue)
