@@ -178,6 +178,32 @@ def test_a_lone_surrogate_in_a_json_row_is_a_bad_row(runner, tmp_path, write, ou
     assert f"Error: {source}:2: row 2: column 'name' holds \\ud800, half of a UTF-16 surrogate pair" in stopped.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_nan_and_infinity_in_a_cell_are_bad_rows(runner, tmp_path, write, workers):
+    """json.loads reads NaN, Infinity and 1e999: a goal was written as the text 'nan', a variable as NaN in the
+    output (a line no JSON reader takes), and a NaN id as "id":NaN."""
+    mapping = write("m.yaml", "id: i\nfields:\n  name: name\n  role: role\n  goal: goal\n  variables.m: m\n")
+    source = write(
+        "people.jsonl",
+        '{"i": 1, "name": "Ada", "role": "R", "goal": NaN, "m": null}\n'
+        '{"i": 2, "name": "Bob", "role": "R", "goal": null, "m": {"x": [1, Infinity]}}\n'
+        '{"i": 3, "name": "Cy", "role": "R", "goal": 1e999, "m": null}\n'
+        '{"i": NaN, "name": "Di", "role": "R", "goal": null, "m": null}\n'
+        '{"i": 5, "name": "Ed", "role": "R", "goal": 1.5, "m": {"x": [1, 2.5]}}\n',
+    )
+    out = tmp_path / "o.jsonl"
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(out), "--workers", workers]
+    result = runner.invoke(cli, [*args, "--on-error", "collect"])
+    assert result.exit_code == 2, result.output
+    assert f"{source}:1: row 1, column 'goal': holds NaN, which is no number JSON has" in result.stderr
+    assert "column 'm', field 'variables.m': holds Infinity at ['x'][1]" in result.stderr
+    assert f"{source}:3: row 3, column 'goal': holds Infinity" in result.stderr
+    assert "row 4, column 'i', field 'id': the id is nan" in result.stderr
+    (record,) = [json.loads(line) for line in out.read_bytes().splitlines()]  # every line JSON
+    assert record == {"id": 5, "row": 5, "persona": {"name": "Ed", "role": "R", "goal": "1.5",
+                                                     "variables": {"m": {"x": [1, 2.5]}}}}
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "yaml"])
 def test_rows_nested_too_deep_are_bad_rows_or_a_file_error(runner, tmp_path, write, fmt):
     """A cell nested past the YAML bound is a bad row; one past the parser's stack stops with the file's line."""
