@@ -1133,6 +1133,16 @@ class _ParquetSink(_Sink):
             )
         return super().open(fingerprint)
 
+    def _describe(self, state: dict[str, Any]) -> str:
+        if state.get("complete"):
+            return super()._describe(state)
+        # what it made is in the partial file, which is no Parquet file yet, and cannot be resumed
+        return (
+            f"{self.checkpoint_path} records an unfinished batch that stopped after row {state.get('rows_done', 0)}; "
+            f"a Parquet file is written whole, so it cannot be resumed: pass --force to make {self.options.out} "
+            "again (or write .jsonl, which resumes)"
+        )
+
     def _read_checkpoint_complete(self) -> bool:
         state = self._read_checkpoint()
         return state is not None and bool(state.get("complete"))

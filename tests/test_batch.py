@@ -354,6 +354,32 @@ def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     assert "holds an earlier batch" not in gone.output
 
 
+def test_a_stopped_parquet_batch_is_not_told_to_resume(runner, tmp_path):
+    """It was told to pass --resume, which a Parquet output then refused, and that its file was gone."""
+    out = tmp_path / "o.parquet"
+    options = BatchOptions(
+        source=DATASETS / "customers.csv",
+        mapping=DATASETS / "customers.map.yaml",
+        base=DATASETS / "support_agent.yaml",
+        out=out,
+        chunk_rows=2,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
+    stopped = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert stopped.exit_code == 2
+    assert "pass --resume" not in stopped.output and "itself is gone" not in stopped.output
+    rows = json.loads((tmp_path / "o.parquet.checkpoint").read_text())["rows_done"]
+    assert (
+        f"records an unfinished batch that stopped after row {rows}; a Parquet file is written whole, so it cannot "
+        f"be resumed: pass --force to make {out} again"
+    ) in stopped.output
+    remade = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--force"])
+    assert remade.exit_code == 0, remade.output
+    kept = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert kept.exit_code == 2 and "already exists; pass --force" in kept.output
+
+
 def _interrupt_at(row: int):
     def progress(done: int, total: int | None) -> None:
         if done == row:
