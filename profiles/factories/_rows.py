@@ -21,7 +21,7 @@ from ..errors import FactoryError
 from ..jsonlines import MAX_JSON_DEPTH, SURROGATE_PROBLEM, lone_surrogate, nested_over
 from ..jsonlines import loads as load_json
 
-__all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
+__all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "jsonl_blank", "jsonl_row", "read_rows"]
 
 #: File suffixes and the format each is read as.
 FORMATS = {
@@ -221,33 +221,43 @@ def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None)
     number = 0
     with path.open("rb") as file:
         for line, raw in enumerate(file, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
-            except UnicodeDecodeError:
-                if raw.strip():
-                    number += 1
-                    yield RawRow(number, line, None, "not UTF-8 text; save the file as UTF-8")
-                continue
-            if not text.strip():
-                continue
-            number += 1
-            try:
-                data = load_json(text)
-            except ValueError as exc:
-                reason = getattr(exc, "msg", str(exc))
-                column = getattr(exc, "colno", None)
-                yield RawRow(
-                    number, line, None, f"invalid JSON: {reason}" + (f" at column {column}" if column else "")
-                )
-                continue
-            if not isinstance(data, dict):
-                yield RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
-                continue
-            problem = _unreadable(data)
-            if problem is not None:
-                yield RawRow(number, line, None, problem)
-                continue
-            yield RawRow(number, line, data)
+            row = jsonl_row(raw, line, number + 1)
+            if row is not None:
+                number += 1
+                yield row
+
+
+def jsonl_blank(raw: bytes, line: int) -> bool:
+    """Whether a JSON-lines file's line `line` (its bytes, as split at b"\\n") is blank: no row."""
+    try:
+        return not raw.decode("utf-8-sig" if line == 1 else "utf-8").strip()
+    except UnicodeDecodeError:
+        return not raw.strip()
+
+
+def jsonl_row(raw: bytes, line: int, number: int) -> RawRow | None:
+    """Line `line` of a JSON-lines file (its bytes, as split at b"\\n") as row `number`; None: a
+    blank line, which is no row. What the Ray engine's workers read each line with too."""
+    try:
+        text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+    except UnicodeDecodeError:
+        if raw.strip():
+            return RawRow(number, line, None, "not UTF-8 text; save the file as UTF-8")
+        return None
+    if not text.strip():
+        return None
+    try:
+        data = load_json(text)
+    except ValueError as exc:
+        reason = getattr(exc, "msg", str(exc))
+        column = getattr(exc, "colno", None)
+        return RawRow(number, line, None, f"invalid JSON: {reason}" + (f" at column {column}" if column else ""))
+    if not isinstance(data, dict):
+        return RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
+    problem = _unreadable(data)
+    if problem is not None:
+        return RawRow(number, line, None, problem)
+    return RawRow(number, line, data)
 
 
 def _unreadable(data: Mapping[str, Any]) -> str | None:
