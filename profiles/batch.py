@@ -1068,7 +1068,10 @@ class _JsonlSink(_LinesSink):
         for path in (self.options.out, self.errors_path):
             if path.exists():
                 with self._writing(path):
-                    path.unlink()
+                    if path.is_symlink():  # emptied where it leads: the link stays the output's name
+                        open(path, "wb").close()
+                    else:
+                        path.unlink()
 
     def _prepare(self, state: dict[str, Any]) -> None:
         # everything past the checkpoint is a torn line or rows that will be made again
@@ -1121,7 +1124,10 @@ class _ParquetSink(_Sink):
         self.checkpoint_path = out.with_name(out.name + ".checkpoint")
         self.errors_path = out.with_name(out.stem + ".errors.jsonl")
         self.roots_folder = out.with_name(out.stem + "_templates")
-        self.partial = out.with_name(out.name + ".partial")
+        # a link is written through: the file goes where it leads, made beside it, so that the
+        # rename stays on one file system and leaves the link in place
+        self.target = out.resolve() if out.is_symlink() else out
+        self.partial = self.target.with_name(self.target.name + ".partial")
         self._columns: dict[str, list[Any]] = {}
         self._writer: Any = None
 
@@ -1151,7 +1157,7 @@ class _ParquetSink(_Sink):
         return self.options.out.exists()
 
     def _start_fresh(self) -> None:
-        for path in (self.options.out, self.errors_path, self.partial):
+        for path in (self.target, self.errors_path, self.partial):
             if path.exists():
                 with self._writing(path):
                     path.unlink()
@@ -1209,8 +1215,8 @@ class _ParquetSink(_Sink):
                 self._writer = pq.ParquetWriter(self.partial, schema)
             self._writer.close()
             self._writer = None
-            os.replace(self.partial, self.options.out)
-        _fsync_dir(self.options.out.parent)
+            os.replace(self.partial, self.target)
+        _fsync_dir(self.target.parent)
         super().finish()
 
     def close(self) -> None:

@@ -380,6 +380,26 @@ def test_a_stopped_parquet_batch_is_not_told_to_resume(runner, tmp_path):
     assert kept.exit_code == 2 and "already exists; pass --force" in kept.output
 
 
+@pytest.mark.parametrize("name", ["o.jsonl", "o.parquet"])
+def test_an_output_named_through_a_link_is_written_where_it_leads(runner, tmp_path, name):
+    """--force over a linked .jsonl replaced the link with a new file (what it led to kept the old
+    output), and a linked .parquet was renamed over the link: nothing reached where it led."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "work").mkdir()
+    link = tmp_path / "work" / name
+    link.symlink_to(Path("..") / "real" / name)
+    target = tmp_path / "real" / name
+    reference = tmp_path / f"reference{link.suffix}"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(reference), "--render"]).exit_code == 0
+    first = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(link)])
+    assert first.exit_code == 0, first.output
+    assert link.is_symlink() and target.is_file()
+    again = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(link), "--render", "--force"])
+    assert again.exit_code == 0, again.output
+    assert link.is_symlink() and target.read_bytes() == reference.read_bytes()
+    assert sorted(path.name for path in link.parent.iterdir()) == [name]
+
+
 def _interrupt_at(row: int):
     def progress(done: int, total: int | None) -> None:
         if done == row:
