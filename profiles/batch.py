@@ -16,7 +16,8 @@ Output goes one of two ways:
 After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back to the length the
 checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
 skips the rows already done and goes on: the result has exactly the lines of an uninterrupted run.
-A checkpoint is refused when the dataset, mapping, base persona, shard or render options changed.
+A checkpoint is refused when the dataset (or the format it is read as), mapping, base persona, shard
+or render options changed.
 A run that completes removes its checkpoint: it served only to resume that run.
 
 Output that cannot be written (a full disk, a read-only folder, a path under a file) is an
@@ -751,6 +752,7 @@ def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[
         "source": str(options.source.resolve()),
         "source_size": stat.st_size,
         "source_mtime_ns": stat.st_mtime_ns,
+        "format": factory.format,  # the same file read as CSV or as TSV holds other rows
         "mapping": _digest(options.mapping),
         "base": _digest(options.base),
         "shard": list(options.shard) if options.shard else None,

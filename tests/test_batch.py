@@ -329,6 +329,23 @@ def test_resume_refuses_changed_options(runner, tmp_path):
     assert changed.exit_code == 2 and "the render changed" in changed.output
 
 
+def test_resume_refuses_a_changed_format(runner, tmp_path, write):
+    """The same file read as TSV holds other cells than read as CSV: the resumed rows were read the new way."""
+    source = write("people.txt", "name,role\tgoal\n" + "".join(f"N{n},R\tG{n}\n" for n in range(1, 11)))
+    mapping = write("m.yaml", "fields:\n  name: \"N{{ row_number }}\"\n  role: \"{{ row | list | join('+') }}\"\n")
+    out = tmp_path / "o.jsonl"
+    options = BatchOptions(source=source, mapping=mapping, out=out, format="csv", chunk_rows=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(out), "--resume"]
+    changed = runner.invoke(cli, [*args, "--format", "tsv"])
+    assert changed.exit_code == 2 and "cannot resume" in changed.output and "the format changed" in changed.output
+    resumed = runner.invoke(cli, [*args, "--format", "csv", "--quiet"])
+    assert resumed.exit_code == 0, resumed.output
+    assert {record["persona"]["role"] for record in lines(out)} == {"name+role\tgoal"}
+    assert len(lines(out)) == 10
+
+
 def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     """With only the checkpoint left, the message says how far the batch got and that the output is gone."""
     out = tmp_path / "o.jsonl"
