@@ -11,7 +11,8 @@ Output goes one of two ways:
   `<id>.prompts.json` beside it when prompts are rendered; each written to a temporary file and
   moved into place with `os.replace`, and synced once per chunk. The checkpoint is
   `OUT/.checkpoint.json` (`OUT/.checkpoint-IofN.json` for a shard, so shards can share a folder).
-  Two rows of one run with the same id would share a file: the second is a bad row.
+  Two rows of one run with the same id (or ids giving one file name) would share a file: the
+  second is a bad row, and so is a shard's row whose file another shard's id already holds.
 
 After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back to the length the
 checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
@@ -1405,15 +1406,23 @@ class _FolderSink(_Sink):
 
         first = _first_line(target)
         run_prefix = marker.rsplit(" row ", 1)[0] + " row "
+        problem = None
         if first.startswith(run_prefix) and not first.startswith(marker + ":"):
-            issue = RowIssue(
-                result.row,
-                f"another row of this batch already wrote {target.name}; ids must be unique",
-                str(self.options.source),
-                result.line,
-                None,
-                "id",
+            problem = f"another row of this batch already wrote {target.name}; ids must be unique"
+        elif (
+            self.options.shard
+            and first.startswith(_MARKER_PREFIX)
+            and not first.startswith(run_prefix)
+            and f": id {result.profile_id!r} from " not in first
+        ):
+            # the other shards write into this folder too: an id of theirs with the same file name
+            # (a/b and a_b) would be overwritten without a word, where one run reports it
+            problem = (
+                f"{target.name} holds the persona of another id, which a batch (another shard) wrote into this "
+                "folder; ids must give distinct file names (letters, digits, . and - are kept, the rest become _)"
             )
+        if problem is not None:
+            issue = RowIssue(result.row, problem, str(self.options.source), result.line, None, "id")
             raise _RowFailure(replace(result, profile=None, issues=(issue,)))
 
     def _flush(self) -> None:

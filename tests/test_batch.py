@@ -634,6 +634,25 @@ def test_shards_can_share_one_folder(runner, tmp_path):
     assert len(personas(whole)) == 12 and personas(shared) == personas(whole)
 
 
+def test_shards_sharing_a_folder_do_not_overwrite_each_others_ids(runner, tmp_path, write):
+    """Ids a/b and a_b give one file name: one run reports the second as a bad row, but shard 1/3 wrote
+    a/b over shard 0/3's a_b without a word, losing it."""
+    from profiles.buckets import stable_bucket
+
+    source = write("people.csv", "id,name,role\na/b,One,R\na_b,Two,R\nc,Three,R\n")
+    mapping = write("m.yaml", "id: id\n")
+    assert (stable_bucket("a_b", 3), stable_bucket("a/b", 3)) == (0, 1)
+    shared = tmp_path / "shared"
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(shared)]
+    outcomes = [runner.invoke(cli, [*args, "--shard", f"{index}/3", "--on-error", "collect"]) for index in range(3)]
+    assert [outcome.exit_code for outcome in outcomes] == [0, 2, 0]
+    assert "row 1, field 'id': a_b.yaml holds the persona of another id" in outcomes[1].stderr
+    assert load_profile(shared / "a_b.yaml").name == "Two"
+    again = runner.invoke(cli, [*args, "--shard", "0/3", "--force"])  # a shard made again rewrites its own
+    assert again.exit_code == 0, again.output
+    assert load_profile(shared / "a_b.yaml").name == "Two"
+
+
 def test_written_persona_keeps_tools_and_loads_again(runner, tmp_path, write):
     """A base persona's tools are written with each persona, which validates as a persona again."""
     base = write(
