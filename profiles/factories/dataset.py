@@ -567,6 +567,10 @@ class DatasetProfileFactory(ProfileFactory):
                     f"holds {spelt}{' at ' + where if where else ''}, which is no number JSON has; leave the cell "
                     "empty (null) for no value, or write the number as text"
                 )
+        if isinstance(value, Mapping) and not source.target.startswith(VARIABLE_PREFIX) and not _names_a_lookup(value):
+            # the persona model reads a mapping in a field as a dynamic field, and would say its keys are unknown
+            wanted = "a list of texts, or a text split at line breaks" if source.target in LIST_FIELDS else "text"
+            raise _RowProblem(f"holds a mapping, expected {wanted}; write the value itself")
         if _names_a_lookup(value):
             raise _RowProblem(
                 "holds a mapping with 'key:', which a persona reads as a dynamic field; a dataset gives "

@@ -478,3 +478,27 @@ def test_a_csv_cell_over_the_limit_says_what_to_do(write):
     assert [profile.get_name() for profile in factory.create_profiles()] == ["Bob"]
     (issue,) = factory.errors
     assert "a cell is longer than 131,072 characters" in str(issue) and "JSON lines (.jsonl)" in str(issue)
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"name": "Ada", "role": {"a": 1}}, "column 'role': holds a mapping, expected text; write the value itself"),
+        ({"name": "Ada", "role": "R", "goal": {}}, "column 'goal': holds a mapping, expected text"),
+        ({"name": "Ada", "role": "R", "constraints": {"a": 1}},
+         "column 'constraints': holds a mapping, expected a list of texts, or a text split at line breaks"),
+    ],
+)
+def test_a_mapping_cell_for_a_field_is_named_as_a_mapping(write, row, expected):
+    """It was read as a dynamic field: 'unknown key(s) a in a dynamic field; allowed keys are default, key, …',
+    advice a dataset cell cannot take (a cell holding one is refused as a lookup)."""
+    factory = DatasetProfileFactory(write("people.jsonl", json.dumps(row) + "\n"), on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert expected in str(issue) and "dynamic field" not in str(issue)
+    variables = DatasetProfileFactory(
+        write("vars.jsonl", json.dumps({"name": "Ada", "role": "R", "plan": {"tier": 2}}) + "\n"),
+        {"name": "name", "role": "role", "variables.plan": "plan"},
+    )
+    (profile,) = variables.create_profiles()  # a variable may hold a mapping
+    assert profile.bound["plan"] == {"tier": 2}
