@@ -247,7 +247,9 @@ def jsonl_row(raw: bytes, line: int, number: int) -> RawRow | None:
     if not text.strip():
         return None
     try:
-        data = load_json(text)
+        data = load_json(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:  # read as whichever came last, one of the two values was dropped unseen
+        return RawRow(number, line, None, f"duplicate key {exc.key!r}; keep one of them")
     except ValueError as exc:
         reason = getattr(exc, "msg", str(exc))
         column = getattr(exc, "colno", None)
@@ -258,6 +260,25 @@ def jsonl_row(raw: bytes, line: int, number: int) -> RawRow | None:
     if problem is not None:
         return RawRow(number, line, None, problem)
     return RawRow(number, line, data)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice: as YAML datasets and CSV headers, refused."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return data
 
 
 def _unreadable(data: Mapping[str, Any]) -> str | None:

@@ -502,3 +502,19 @@ def test_a_mapping_cell_for_a_field_is_named_as_a_mapping(write, row, expected):
     )
     (profile,) = variables.create_profiles()  # a variable may hold a mapping
     assert profile.bound["plan"] == {"tier": 2}
+
+
+def test_a_json_lines_row_naming_a_key_twice_is_a_bad_row(write):
+    """It was read as whichever came last: Ada became Eve without a word, where a YAML dataset refuses
+    a duplicate key and a CSV header a repeated column."""
+    source = write(
+        "people.jsonl",
+        '{"name": "Ada", "role": "R", "name": "Eve"}\n{"name": "Bo", "role": "R", "note": {"x": 1, "x": 2}}\n'
+        '{"name": "Cy", "role": "R", "note": {"x": 1, "y": {"x": 2}}}\n',
+    )
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_name() for profile in factory.create_profiles()] == ["Cy"]
+    assert [(issue.row, issue.line, issue.message) for issue in factory.errors] == [
+        (1, 1, "duplicate key 'name'; keep one of them"),
+        (2, 2, "duplicate key 'x'; keep one of them"),
+    ]
