@@ -468,6 +468,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
     else:
         sinks = {"jsonl": _JsonlSink, "parquet": _ParquetSink, "folder": _FolderSink}
         sink = sinks[_out_kind(options.out)](options)
+    _refuse_overwriting_inputs(options, sink)
     report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
     state = sink.open(_fingerprint(options, factory))
     if state.get("complete"):
@@ -736,6 +737,29 @@ def _out_kind(out: Path) -> str:
             "persona"
         )
     return "folder"
+
+
+def _refuse_overwriting_inputs(options: BatchOptions, sink: _Sink) -> None:
+    """Refuse an output (or its errors file or checkpoint) that is one of the files the batch reads:
+    `--force` removed the dataset before reading it, and the batch wrote 0 personas over it."""
+    if str(options.out) == STDOUT:
+        return
+    inputs = [("the dataset (--from)", options.source), ("the mapping (--map)", options.mapping),
+              ("the base persona (--base)", options.base)]  # fmt: skip
+    outputs = [options.out, sink.errors_path, sink.checkpoint_path]
+    for what, source in inputs:
+        if source is None:
+            continue
+        for output in outputs:
+            try:
+                same = os.path.samefile(source, output)
+            except (OSError, ValueError):  # either does not exist (yet), or cannot be compared
+                same = False
+            if same:
+                raise BatchError(
+                    f"--out {options.out} would write over {what}, {source}; name another --out"
+                    + ("" if output == options.out else f" (it writes {output})")
+                )
 
 
 def _digest(path: Path | None) -> str | None:

@@ -585,6 +585,25 @@ def test_duplicate_ids_in_folder_output_are_bad_rows(runner, tmp_path, write):
     assert load_profile(out / "a.yaml").name == "Ada"
 
 
+@pytest.mark.parametrize("out_name", ["people.jsonl", "link.jsonl", "people.errors-as.jsonl"])
+def test_an_output_that_is_an_input_is_refused(runner, tmp_path, write, out_name):
+    """--force removed the dataset named as --out before reading it: 0 personas written over it, exit 0;
+    the errors file beside another --out was emptied the same way."""
+    rows = '{"name": "Ada", "role": "R"}\n'
+    source = write("people.jsonl", rows)
+    (tmp_path / "link.jsonl").symlink_to(source)
+    out = tmp_path / out_name
+    if out_name == "people.errors-as.jsonl":  # the dataset is where this --out keeps its bad rows
+        out = tmp_path / "people-as.jsonl"
+        source = write("people-as.errors.jsonl", rows)
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(out), "--force"])
+    assert result.exit_code == 2
+    assert f"would write over the dataset (--from), {source}; name another --out" in result.stderr
+    assert source.read_text(encoding="utf-8") == rows
+    elsewhere = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(tmp_path / "o.jsonl")])
+    assert elsewhere.exit_code == 0, elsewhere.output
+
+
 def test_out_must_be_jsonl_or_a_folder(tmp_path):
     """An --out that looks like another file type is refused rather than made a folder."""
     with pytest.raises(BatchError, match=r"\.jsonl"):
