@@ -158,7 +158,10 @@ def run(base: str, scenario: Scenario, concurrency: int, seconds: float, warmup:
             while time.monotonic() < warm_until:
                 client.request(scenario.method, scenario.path, json=scenario.body)
             go.wait()
-            while time.monotonic() < stop_at[0] and tally.count < cap:
+            # each thread times one request at least: on a busy machine its warm-up can outlast the run
+            first = True
+            while first or (time.monotonic() < stop_at[0] and tally.count < cap):
+                first = False
                 started = time.perf_counter()
                 try:
                     answer = client.request(scenario.method, scenario.path, json=scenario.body)

@@ -34,6 +34,7 @@ from .fields import (
     PROFILE_FIELDS,
     REQUIRED_FIELDS,
     Inputs,
+    Language,
     Layout,
     Metadata,
     ModelSettings,
@@ -107,7 +108,7 @@ class _PersonaFields(BaseModel):
     examples: Text = Field(None, description="Examples of good answers.")
     retry_goal: Text = Field(None, description="The goal used when retrying after a failed answer.")
     retry_constraints: TextList = Field(None, description="The constraints used when retrying.")
-    language: Text = Field(
+    language: Language = Field(
         None, description="The answer language and template locale, e.g. en, zh, zh-TW; none means English."
     )
     model: Text = Field(None, description="The model the prompts are for; picks model-specific templates.")

@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
 from .errors import ProfilesError
 from .inputs import InputSpec, InputSpecError, parse_inputs
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate
 from .messages import LayoutSpecError, MessageSlot, parse_layout, parse_roles
 from .output_schema import (
     OutputSchema,
@@ -35,12 +36,14 @@ from .output_schema import (
     is_reference,
     read_schema_text,
 )
+from .rendering.templates import language_problem
 from .settings import SETTINGS, SettingError, check_extra, check_setting, setting_from_text
 from .tools import ToolSpecError, parse_tools
 
 __all__ = [
     "Inputs",
     "LIST_FIELDS",
+    "Language",
     "Layout",
     "MAX_METADATA_CHARS",
     "MAX_METADATA_DEPTH",
@@ -143,10 +146,28 @@ def _text_default(info: ConfigInfo) -> None:
             "{reason}",
             {"reason": f"default must be text or a list of text, got {type(info.default).__name__}"},
         )
+    defaults = [info.default] if isinstance(info.default, str) else info.default or ()
+    for default in defaults:
+        if isinstance(default, str) and not default.isascii():
+            _refuse_surrogate(default)
+
+
+def _refuse_surrogate(text: str) -> None:
+    """Text holding half of a UTF-16 pair (from Python: YAML cannot spell one) prints, but no
+    request holding it can be sent as UTF-8: said where it comes in."""
+    found = lone_surrogate(text)
+    if found is not None:
+        raise PydanticCustomError(
+            "text_surrogate", "holds {code}, {problem}", {"code": found[1], "problem": SURROGATE_PROBLEM}
+        )
 
 
 def _text(value: Any) -> Any:
-    if value is None or isinstance(value, str):
+    if value is None:
+        return value
+    if isinstance(value, str):
+        if not value.isascii():
+            _refuse_surrogate(value)
         return value
     if isinstance(value, Mapping):
         value = _dynamic(value, list_field=False)
@@ -163,6 +184,15 @@ def _text(value: Any) -> Any:
     if isinstance(value, bool):  # `language: no` (Norwegian) and `name: On` are YAML's false and true
         hint = " (YAML reads unquoted yes, no, on and off as true/false); quote it"
     raise PydanticCustomError("text_type", "expected text, got {kind}{hint}", {"kind": type_name(value), "hint": hint})
+
+
+def _language(value: Any) -> Any:
+    value = _text(value)
+    written = value.default if isinstance(value, ConfigInfo) else value
+    problem = language_problem(written) if isinstance(written, str) else None
+    if problem is not None:
+        raise PydanticCustomError("language", "{reason}", {"reason": problem})
+    return value
 
 
 def variable_values(value: Any) -> dict[str, Any]:
@@ -206,6 +236,10 @@ def _text_list(value: Any) -> Any:
     if not isinstance(value, (list, tuple)):
         raise PydanticCustomError("list_type", "expected a list of texts, got {kind}", {"kind": type_name(value)})
     bad = [index for index, item in enumerate(value) if not isinstance(item, str)]
+    if not bad:
+        for item in value:
+            if not item.isascii():
+                _refuse_surrogate(item)
     if bad:
         more = len(bad) - 1
         raise PydanticCustomError(
@@ -634,6 +668,8 @@ def _metadata(value: Any) -> Any:
 
 
 Text = Annotated[str | ConfigInfo | None, BeforeValidator(_text)]
+#: Text that picks a template locale: see `language_problem`.
+Language = Annotated[str | ConfigInfo | None, BeforeValidator(_language)]
 TextList = Annotated[tuple[str, ...] | ConfigInfo | None, BeforeValidator(_text_list)]
 Tools = Annotated[tuple[Any, ...], BeforeValidator(_tool_list)]
 TemplateRoots = Annotated[tuple[Path, ...], BeforeValidator(_template_roots)]

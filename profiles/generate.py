@@ -319,11 +319,13 @@ def _read_lines(path: Path) -> tuple[list[dict[str, Any]], list[int]]:
 
 def read_rules(path: Path) -> str:
     """The rules file's text: what the personas should be like, sent with every request."""
+    from .safe_yaml import read_at_most
+
     try:
-        data = path.read_bytes()
+        data = read_at_most(path, MAX_RULES_BYTES)  # a pipe or device has no size to check first
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the rules file ({exc.strerror or exc})", file=str(path))) from None
-    if len(data) > MAX_RULES_BYTES:
+    if data is None:
         raise ConfigError(
             ConfigIssue(f"the rules file is over {MAX_RULES_BYTES} bytes; shorten it", file=str(path))
         )

@@ -509,6 +509,39 @@ def read_schema_text(text: str, origin: str) -> Any:
 # reading a reply ------------------------------------------------------------------------------
 
 _NO_JSON = "Your reply holds no JSON. Reply with only a JSON value{what}, with no prose or code fences around it."
+_SEVERAL_JSON = "Your reply holds more than one JSON value. Reply again with only one JSON value, the answer."
+
+
+_NESTED = (
+    "Your reply's JSON is nested too deeply to read. Reply again with only the JSON value, nested a few "
+    "levels at most."
+)
+
+
+def _strict_values(text: str) -> list[Any]:
+    """The reply's first object or array when it is well-formed JSON, and the next one after it
+    when that is well-formed too: [], [first] or [first, second].
+
+    Prose and code fences around one value leave it as it is. Two values are an error for the
+    caller: json-repair would read `{…} {…}` as the list of both and `[1] [2]` as the last, so a
+    reply holding two answers would pass as one. Only the first `{` or `[` of each stretch is
+    tried: one inside broken JSON (`{"labels": ["a"],}`) is not a value of its own.
+    """
+    decoder = json.JSONDecoder()
+    values: list[Any] = []
+    at = 0
+    while len(values) < 2:
+        starts = [i for i in (text.find("{", at), text.find("[", at)) if i >= 0]
+        if not starts:
+            break
+        try:
+            value, at = decoder.raw_decode(text, min(starts))
+        except RecursionError:
+            raise SchemaReplyError(_NESTED) from None
+        except ValueError:
+            break
+        values.append(value)
+    return values
 
 
 def _read_json(text: str) -> tuple[bool, Any]:
@@ -517,12 +550,14 @@ def _read_json(text: str) -> tuple[bool, Any]:
     try:
         return True, load_json(stripped)
     except NestingError:
-        raise SchemaReplyError(
-            "Your reply's JSON is nested too deeply to read. Reply again with only the JSON value, nested a few "
-            "levels at most."
-        ) from None
+        raise SchemaReplyError(_NESTED) from None
     except ValueError:
         pass
+    values = _strict_values(stripped)
+    if len(values) > 1:
+        raise SchemaReplyError(_SEVERAL_JSON)
+    if values:
+        return True, values[0]
     import json_repair
 
     try:
@@ -539,7 +574,8 @@ def parse_reply(text: str, output: OutputSchema | None) -> Any:
     """The JSON value a model's reply holds, checked against `output` when there is one.
 
     Code fences, prose around the JSON, trailing commas and single quotes are repaired
-    (json-repair). The message of the error is written to be sent back to the model.
+    (json-repair); a reply holding two JSON values is refused, not read as a list of both. The
+    message of the error is written to be sent back to the model.
 
     Raises:
         SchemaReplyError: the reply holds no JSON, or JSON the schema refuses.

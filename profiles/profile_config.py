@@ -27,6 +27,7 @@ from .errors import ConfigError, FactoryError, ProfilesError, ResolutionError
 from .fields import type_name
 from .plan import persona_plan as plan_of
 from .profile import DefaultProfile, Profile, build_profile
+from .rendering.templates import language_problem
 from .resolve import (
     choose_deployment,
     choose_rollout_key,
@@ -124,7 +125,9 @@ def create_profile(
     store_versions: Mapping[str, int] | None = None,
 ) -> Profile:
     """What `ProfileConfig.create_profile` does, for any persona model; see there."""
-    if (language is not None and type(language) is not str) or (model is not None and type(model) is not str):
+    if (language is not None and (type(language) is not str or language_problem(language))) or (
+        model is not None and type(model) is not str
+    ):
         _refuse_context(language=language, model=model)
     if overrides is not None or store_versions is not None:
         _refuse_mappings(overrides, store_versions)
@@ -183,6 +186,9 @@ def _refuse_context(**given: Any) -> None:
         if value is not None and not isinstance(value, str):
             example = "'zh-TW'" if name == "language" else "'gpt-4o'"
             raise ResolutionError(f"{name} must be text such as {example} or None, got {type(value).__name__}")
+    problem = language_problem(given["language"]) if isinstance(given.get("language"), str) else None
+    if problem is not None:
+        raise ResolutionError(f"language {problem}")
 
 
 def _refuse_mappings(overrides: Any, store_versions: Any) -> None:

@@ -117,7 +117,8 @@ def read_personas(path: str | Path) -> Iterator[dict[str, Any]]:
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file ({exc.strerror or exc})", file=str(path))) from None
     with file:
-        for number, raw in enumerate(file, start=1):
+        # readline with a bound: iterating the file would read a line without end (/dev/zero) whole
+        for number, raw in enumerate(iter(lambda: file.readline(MAX_LINE_BYTES + 1), b""), start=1):
             if len(raw) > MAX_LINE_BYTES:
                 raise ConfigError(
                     ConfigIssue(f"the line is over {MAX_LINE_BYTES} bytes", file=str(path), line=number)

@@ -29,10 +29,12 @@ from .environ import getenv
 from .errors import ConfigError, ResolutionError
 from .fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TemplateSource, type_name
 from .inputs import InputSpecError
+from .jsonlines import SURROGATE_PROBLEM, lone_surrogate
 from .output_schema import OutputSchema, OutputSchemaSpecError, build_output_schema, read_schema_text
 from .providers import get_provider
 from .providers.env import check_deployment
 from .rendering.renderer import referenced_templates
+from .rendering.templates import language_problem
 from .secrets import redact
 from .settings import SettingError, setting_from_text
 
@@ -185,6 +187,15 @@ def resolve_field(config: PersonaModel, field: str, info: ConfigInfo, context: C
             if isinstance(value, list):
                 item = replace(item, value=tuple(value))
             check_answer(field, info, item)
+            if isinstance(item.value, tuple) and not all(part.isascii() for part in item.value):
+                _refuse_surrogate(info, item.value)
+        elif value and not value.isascii():
+            _refuse_surrogate(info, value)
+        if field == "language" and value and type(value) is str:
+            problem = language_problem(value)
+            if problem is not None:
+                said = "a value that is not a language" if item.secret else problem
+                raise ResolutionError(f"provider {info.provider_name!r} answered for {info.key!r}: {said}")
         return item
     except ResolutionError as exc:
         where = (context.deployment and config.line_of("deployments", context.deployment, field)) or config.line_of(
@@ -202,6 +213,20 @@ def placed(exc: ResolutionError, what: str, where: tuple[str, int] | None) -> Re
     if exc.message.startswith(f"{place}{what}") or (place and exc.message.startswith(place)):
         return exc
     return type(exc)(f"{place}{what}: {exc.message}")
+
+
+def _refuse_surrogate(info: ConfigInfo, value: str | tuple[str, ...]) -> None:
+    """Refuse an answer holding half of a UTF-16 pair (text decoded with `surrogateescape`, say):
+    the prompt would print, but no request holding it can be sent as UTF-8.
+
+    Raises:
+        ResolutionError: naming the key, the provider and the surrogate (never the value).
+    """
+    found = lone_surrogate(list(value) if isinstance(value, tuple) else value)
+    if found is not None:
+        raise ResolutionError(
+            f"provider {info.provider_name!r} answered {info.key!r} with text holding {found[1]}, {SURROGATE_PROBLEM}"
+        )
 
 
 def check_answer(field: str, info: ConfigInfo, item: Resolved) -> None:
@@ -302,16 +327,16 @@ def _literal_variables(config: PersonaModel) -> tuple[Mapping[str, Resolved], tu
 def require_fields(
     config: PersonaModel, resolved: Mapping[str, Resolved], *, lines: PersonaModel | None = None
 ) -> None:
-    """Refuse a profile whose name or role resolved to nothing; a factory, when set, supplies them.
+    """Refuse a profile whose name or role resolved to nothing.
 
     A dynamic `name: {key: AGENT_NAME}` with no default and the key unset would otherwise render
-    as "You are None.". `lines` is the persona as written, to say where the field is.
+    as "You are None.". A persona with a factory may leave them out, but when its factory declines
+    (answers None) the profile is made from the fields, which then need them. `lines` is the
+    persona as written, to say where the field is.
 
     Raises:
         ResolutionError: naming the field, its key and provider, and how to give it a value.
     """
-    if config.factory is not None:
-        return
     for field in REQUIRED_FIELDS:
         if resolved[field].value not in (None, "", ()):
             continue
@@ -331,6 +356,11 @@ def require_fields(
             raise ResolutionError(
                 f"{place}field {field!r} is required, but provider {provider!r} has no value for {info.key!r} and "
                 f"the field has no default; {_how_to_set(provider, info.key)}, or give the field a default"
+            )
+        if config.factory is not None:
+            raise ResolutionError(
+                f"{place}field {field!r} is required when the factory declines (answers None), and the persona "
+                f"has none; give the field a value, or have factory {type(config.factory).__name__} answer a profile"
             )
         raise ResolutionError(f"{place}field {field!r} is required but resolved to nothing; give it a value")
 
@@ -581,6 +611,9 @@ def _override(field: str, value: Any) -> Any:
     """
     if value is None:
         return None
+    found = lone_surrogate(list(value) if isinstance(value, tuple) else value)
+    if found is not None:
+        raise ConfigError(f"override {field!r} holds {found[1]}, {SURROGATE_PROBLEM}")
     if field in LIST_FIELDS:
         if isinstance(value, (list, tuple)):
             wrong = next((index for index, item in enumerate(value) if not isinstance(item, str)), None)

@@ -28,6 +28,7 @@ __all__ = [
     "MAX_YAML_NODES",
     "describe_yaml_error",
     "locator",
+    "read_at_most",
     "read_documents",
     "read_text",
     "safe_load",
@@ -198,18 +199,39 @@ def _name_by_path(root: yaml.Node, issues: list[ConfigIssue], placed: list[tuple
 
 
 class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """The safe loader with the alias-expansion and depth bounds of persona files."""
+    """The safe loader with the alias-expansion and depth bounds of persona files, refusing a
+    duplicate key (or a second `<<`) where PyYAML silently keeps the last one."""
 
     def construct_document(self, node: yaml.Node) -> Any:
         _measure(node)
         return super().construct_document(node)
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not _plain_keys(node):
+            seen: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    continue
+                key = (key_node.tag, _key_identity(key_node.value))
+                first = seen.setdefault(key, key_node)
+                if first is not key_node:
+                    line = first.start_mark.line + 1
+                    problem = (
+                        f"a second merge key '<<' in one mapping (first at line {line}); merge several mappings "
+                        "with one key: <<: [*first, *second]"
+                        if key_node.tag == "tag:yaml.org,2002:merge"
+                        else f"duplicate key {_shown(key_node.value)} (first at line {line}); keep one of them"
+                    )
+                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
 
 def safe_load(text: str) -> Any:
     """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
 
-    libyaml when present, with alias expansions and nesting bounded as in persona files; every
-    failure, a too-deep document included, is a `yaml.YAMLError`, never a `RecursionError`.
+    libyaml when present, with alias expansions and nesting bounded as in persona files and
+    duplicate keys refused as there; every failure, a too-deep document included, is a
+    `yaml.YAMLError`, never a `RecursionError`.
     """
     if isinstance(text, str) and _SURROGATE.search(text):
         raise yaml.YAMLError(_surrogate_problem(text)[0])
@@ -461,6 +483,20 @@ def as_path(path: object, *, kind: str = "persona") -> Path:
     raise ConfigError(f"a {kind} path must be text or a pathlib.Path, got {type(path).__name__}")
 
 
+def read_at_most(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit`.
+
+    Read no further than that: a device or a pipe (`/dev/zero`, `<(…)`) has no size to check
+    first, and a file can grow after its size was read.
+
+    Raises:
+        OSError: the file cannot be opened or read.
+    """
+    with path.open("rb") as file:
+        raw = file.read(limit + 1)
+    return raw if len(raw) <= limit else None
+
+
 def read_text(path: Path, *, kind: str = "persona") -> str:
     """A YAML file's text, refused when missing, unreadable, over `MAX_FILE_BYTES` or not UTF-8.
 
@@ -485,9 +521,13 @@ def read_text(path: Path, *, kind: str = "persona") -> str:
             ConfigIssue(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit for a {kind}", file=str(path))
         )
     try:
-        raw = path.read_bytes()
+        raw = read_at_most(path, MAX_FILE_BYTES)
     except OSError as exc:
         raise ConfigError(ConfigIssue(f"cannot read the file: {exc.strerror}", file=str(path))) from None
+    if raw is None:
+        raise ConfigError(
+            ConfigIssue(f"file holds over {MAX_FILE_BYTES} bytes, the limit for a {kind}", file=str(path))
+        )
     try:
         return raw.decode("utf-8-sig")  # a BOM some editors write is not part of the persona
     except UnicodeDecodeError as exc:

@@ -7,7 +7,7 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from profiles import ConfigError, DynConfig, ProfileConfig, ProfilesError
+from profiles import ConfigError, DynConfig, ProfileConfig, ProfilesError, ResolutionError
 from profiles.factories import ProfileFactory
 
 
@@ -99,8 +99,20 @@ def test_factory_none_falls_back_to_fields():
 
 
 def test_factory_makes_identity_optional():
+    made = ProfileConfig(name="Made", role="r").create_profile()
+    assert ProfileConfig(factory=_Factory(made), goal="g").create_profile().get_name() == "Made"
+
+
+def test_a_declining_factory_leaves_a_persona_without_a_name_refused():
+    """The profile is then made from the fields, and rendered "You are None."."""
     config = ProfileConfig(factory=_Factory(None), goal="g")
-    assert config.create_profile().get_name() is None
+    with pytest.raises(ResolutionError) as caught:
+        config.create_profile()
+    assert str(caught.value) == (
+        "field 'name' is required when the factory declines (answers None), and the persona has none; "
+        "give the field a value, or have factory _Factory answer a profile"
+    )
+    assert ProfileConfig(factory=_Factory(None), name="Own", role="r").create_profile().get_name() == "Own"
 
 
 def test_plain_callable_factory_gets_keywords():

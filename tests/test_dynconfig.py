@@ -190,8 +190,12 @@ def test_an_unset_role_from_another_provider_says_how(monkeypatch):
 def test_a_factory_may_supply_what_resolves_to_nothing():
     made = []
     config = ProfileConfig(name=DynConfig(key="AGENT_NAME_NOT_SET"), role="r", factory=lambda *a, **k: made.append(k))
-    config.create_profile()
+    with pytest.raises(ResolutionError, match="provider 'env' has no value for 'AGENT_NAME_NOT_SET'"):
+        config.create_profile()  # the factory declined (None), so the fields make the profile: "You are None."
     assert made and made[0]["name"] is None
+    supplied = ProfileConfig(name="Made", role="r").create_profile()
+    config = ProfileConfig(name=DynConfig(key="AGENT_NAME_NOT_SET"), role="r", factory=lambda *a, **k: supplied)
+    assert config.create_profile().get_name() == "Made"
 
 
 def test_a_dataset_row_with_an_unset_required_field_is_a_bad_row(monkeypatch):
@@ -360,3 +364,55 @@ def test_a_list_answer_drops_blank_items_as_a_split_text_does():
     register_provider("answering", Answering(["Be brief.", "", "  ", " Cite sources. "]))
     config = ProfileConfig(name="Ada", role="Reviewer", constraints=DynConfig(["x"], key="k", provider="answering"))
     assert config.create_profile().get_constraints() == ["Be brief.", "Cite sources."]
+
+
+class _Answers(ConfigProvider):
+    name = "answers"
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def lookup(self, key, *, language=None, model=None, deployment=None):
+        return self.answer
+
+
+@pytest.mark.parametrize(
+    ("field", "answer", "default"),
+    [
+        ("name", "Ada\udcff", "d"),  # text decoded with surrogateescape, as a file name or a pipe gives it
+        ("constraints", ["Be brief.", "\ud800"], ["d"]),
+        ("constraints", "one\n\ud800", ["d"]),
+    ],
+)
+def test_a_provider_answer_holding_half_a_surrogate_pair_is_refused(field, answer, default):
+    """It printed into the prompt, and every request holding it failed to encode as UTF-8 when sent."""
+    register_provider("answers", _Answers(answer))
+    config = ProfileConfig(**{"name": "N", "role": "R", field: DynConfig(default, key="k", provider="answers")})
+    with pytest.raises(ResolutionError) as caught:
+        config.create_profile()
+    assert f"field {field!r}: provider 'answers' answered 'k' with text holding \\u" in str(caught.value)
+    assert "half of a UTF-16 surrogate pair" in str(caught.value)
+    register_provider("answers", _Answers("Zoë" if field == "name" else ["Zoë"]))
+    assert "Zoë" in config.create_profile().format_system_prompt()
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"name": "Ada\ud800"},
+        {"constraints": ["Be brief.", "\udc80"]},
+        {"goal": DynConfig("\ud800", key="GOAL_NOT_SET")},
+        {"constraints": DynConfig(["\ud800"], key="RULES_NOT_SET")},
+    ],
+)
+def test_a_literal_or_default_holding_half_a_surrogate_pair_is_refused(given):
+    """YAML cannot spell one, but Python can: refused as the YAML reader refuses it."""
+    field = next(iter(given))
+    with pytest.raises(ConfigError, match=f"field {field!r}: holds \\\\u") as caught:
+        ProfileConfig(**{"name": "N", "role": "R", **given})
+    assert "half of a UTF-16 surrogate pair" in str(caught.value)
+
+
+def test_an_override_holding_half_a_surrogate_pair_is_refused():
+    with pytest.raises(ConfigError, match="override 'name' holds \\\\ud800, half of a UTF-16"):
+        ProfileConfig(name="N", role="R").create_profile(overrides={"name": "a\ud800"})

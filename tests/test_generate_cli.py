@@ -246,3 +246,11 @@ def test_readme_command(runner, chat_server, tmp_path, monkeypatch, configs):
     assert sorted(line["_origin"]["draw"] for line in lines) == list(range(20))
     assert Counter(line["language"] for line in lines) == {"en": 13, "zh": 7}  # 2:1 of 20
     assert "nearest neighbour (all pairs)" in result.stderr
+
+
+def test_a_rules_device_is_read_no_further_than_the_limit(runner, chat_server):
+    """A device has no size to check first: `--rules /dev/zero` was read until memory ran out."""
+    args = ["generate", "--base-url", chat_server.url, "--model", "m", "--count", "2", "--rules", "/dev/zero"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and "/dev/zero: the rules file is over 100000 bytes; shorten it" in result.output
+    assert chat_server.requests == []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import yaml
 from hypothesis import given, settings
@@ -296,3 +299,42 @@ def test_a_lone_surrogate_in_another_yaml_file_is_a_yaml_error():
 
     with pytest.raises(yaml.YAMLError, match=r"U\+DC80 is half of a UTF-16 pair"):
         safe_load("match: gpt-\udc80\nfamily: odd\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem", "line"),
+    [
+        ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first at line 1); keep one of them", 3),
+        ("x:\n  y: 1\n  'y': 2\n", "duplicate key 'y' (first at line 2); keep one of them", 3),
+        ("a: &a {p: 1}\nb: &b {q: 1}\nc:\n  <<: *a\n  <<: *b\n", "merge several mappings with one key", 5),
+    ],
+)
+def test_another_yaml_file_refuses_a_duplicate_key_at_its_line(text, problem, line):
+    """Mapping, store and conversation files are read as persona files are: PyYAML keeps the last silently."""
+    from profiles.safe_yaml import safe_load
+
+    with pytest.raises(yaml.MarkedYAMLError) as caught:
+        safe_load(text)
+    assert problem in caught.value.problem and caught.value.problem_mark.line + 1 == line
+
+
+def test_keys_of_different_types_are_no_duplicates():
+    from profiles.safe_yaml import safe_load
+
+    assert safe_load("1: x\n'1': y\n") == {1: "x", "1": "y"}
+
+
+def test_a_device_is_read_no_further_than_the_limit():
+    """A device has no size to check first: /dev/zero was read until memory ran out."""
+    with pytest.raises(ConfigError) as caught:
+        load_profile("/dev/zero")
+    assert str(caught.value) == "/dev/zero: file holds over 2000000 bytes, the limit for a persona"
+
+
+def test_a_persona_can_come_through_a_pipe(tmp_path):
+    """`profiles render <(envsubst < persona.yaml)` reads a pipe, which has no size either."""
+    result = subprocess.run(
+        [sys.executable, "-m", "profiles", "render", "/dev/stdin", "--kind", "system"],
+        input="name: Ada\nrole: Guide\n", capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout.startswith("You are Ada. Your role: Guide."), result.stderr

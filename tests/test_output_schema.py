@@ -228,6 +228,43 @@ def test_replies_are_repaired_then_checked(profile, reply):
     assert profile.parse_reply(reply) == {"answer": "yes", "score": 4}
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"answer": "yes", "score": 4}\n```\nNote [one]: it is {"final"}.',
+        '{"answer": "yes", "score": 4}\nThat follows {the schema} [as asked].',
+    ],
+)
+def test_prose_with_brackets_around_one_value_leaves_the_value(profile, reply):
+    """json-repair reads the bracketed prose after the value as a second value, making a list of both."""
+    assert profile.parse_reply(reply) == {"answer": "yes", "score": 4}
+
+
+def test_an_array_inside_broken_json_is_not_taken_for_the_reply():
+    profile = ProfileConfig(name="Ada", role="R").create_profile()
+    assert profile.parse_reply('Here: {"labels": ["a"], "n": 1,}') == {"labels": ["a"], "n": 1}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"answer": "no", "score": 1} {"answer": "yes", "score": 4}',
+        'First: {"answer": "no", "score": 1}\nBetter: {"answer": "yes", "score": 4}',
+        '```json\n{"answer": "no", "score": 1}\n```\n```json\n{"answer": "yes", "score": 4}\n```',
+        "[1] [2]",
+    ],
+)
+def test_a_reply_of_two_json_values_goes_back_to_the_model(reply):
+    """json-repair answers the list of both (which an array schema would take) or the last one."""
+    for schema in (ANSWER, {"type": "array"}, None):
+        profile = ProfileConfig(name="Ada", role="R", output_schema=schema).create_profile()
+        with pytest.raises(SchemaReplyError) as caught:
+            profile.parse_reply(reply)
+        assert str(caught.value) == (
+            "Your reply holds more than one JSON value. Reply again with only one JSON value, the answer."
+        )
+
+
 def test_a_reply_the_schema_refuses_says_why_for_the_model(profile):
     with pytest.raises(SchemaReplyError) as caught:
         profile.parse_reply('{"answer": 3, "score": 9}')

@@ -54,6 +54,7 @@ def test_request_bodies_are_the_clients_types(runner, configs, api):
         (["--messages", "--kind", "system"], "--kind renders one prompt"),
         (["--history", "h.json"], "--history goes with --messages or --request"),
         (["--messages", "--history", "missing.json"], "missing.json not found"),
+        (["--messages", "--history", "/dev/zero"], "/dev/zero is over 2000000 bytes"),  # had no size, read for ever
         (["--request", "gemini"], "'gemini' is not one of"),
         (["--request", "anthropic", "--var", "tier=gold"], "tier: 'gold' is not one of 'free'"),
         (["--messages", "--var", "history=[]"], "'history' names an option of --messages and --request"),

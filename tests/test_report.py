@@ -169,3 +169,14 @@ def test_bad_lines_are_named(runner, tmp_path):
     path.write_text('{"name": "A"}\n{"name": ' + "[" * 5000 + "]" * 5000 + "}\n", encoding="utf-8")
     deep = runner.invoke(cli, ["report", str(path)])
     assert deep.exit_code == 2 and deep.stderr.startswith(f"Error: {path}:2: not JSON (nested too deeply to read")
+
+
+def test_a_line_without_end_is_read_no_further_than_the_limit(runner, tmp_path):
+    """/dev/zero is one line that never ends: reading it whole ran out of memory."""
+    result = runner.invoke(cli, ["report", "/dev/zero"])
+    assert result.exit_code == 2 and result.stderr.startswith("Error: /dev/zero:1: the line is over 1000000 bytes")
+    path = tmp_path / "edge.jsonl"
+    line = '{"name": "A", "role": "' + "x" * (1_000_000 - 26) + '"}\n'
+    path.write_text(line * 2, encoding="utf-8")  # each line, its end included, exactly at the limit
+    assert len(line.encode()) == 1_000_000
+    assert runner.invoke(cli, ["report", str(path)]).exit_code == 0

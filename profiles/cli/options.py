@@ -113,11 +113,13 @@ def typed_vars(inputs: Mapping[str, Any], given: Mapping[str, str]) -> dict[str,
 
 def read_history(path: Path) -> list[Any]:
     """The chat turns of a `--history` JSON file: a list of {role, content} mappings, checked later."""
+    from ..safe_yaml import read_at_most
+
     try:
-        size = path.stat().st_size
-        if size > MAX_HISTORY_BYTES:
+        raw = read_at_most(path, MAX_HISTORY_BYTES)  # a pipe or device has no size to check first
+        if raw is None:
             raise click.BadParameter(f"{path} is over {MAX_HISTORY_BYTES} bytes", param_hint="--history")
-        data = load_json(path.read_text(encoding="utf-8-sig"))  # a BOM, as some editors write, is no JSON error
+        data = load_json(raw.decode("utf-8-sig"))  # a BOM, as some editors write, is no JSON error
     except FileNotFoundError:
         raise click.BadParameter(f"{path} not found", param_hint="--history") from None
     except NestingError as exc:

@@ -38,6 +38,7 @@ from ..errors import ConfigError, ConfigIssue, DatasetRowError, FactoryError, Pr
 from ..fields import LIST_FIELDS, PROFILE_FIELDS, REQUIRED_FIELDS, TEXT_FIELDS
 from ..profile import build_profile
 from ..profile_config import ProfileConfig
+from ..rendering.templates import language_problem
 from ..resolve import choose_deployment, env_template_roots, require_fields, resolve_fields, resolve_variables
 from ._rows import RawRow, count_rows, detect_format, read_rows
 from .base import ProfileFactory
@@ -657,7 +658,7 @@ def _checked(values: Mapping[str, Any]) -> dict[str, Any] | None:
             if type(value) not in (list, tuple) or not all(type(item) is str for item in value):
                 return None
             checked[name] = tuple(value)
-        elif type(value) is str:
+        elif type(value) is str and not (name == "language" and language_problem(value)):
             checked[name] = value
         else:
             return None

@@ -32,6 +32,7 @@ __all__ = [
     "REQUIRED_VARIABLES",
     "bundled_root",
     "candidate_names",
+    "language_problem",
     "locale_chain",
     "template_name",
 ]
@@ -73,6 +74,23 @@ def locale_chain(language: str | None) -> tuple[str, ...]:
     if DEFAULT_LOCALE not in chain:
         chain.append(DEFAULT_LOCALE)
     return tuple(chain)
+
+
+def language_problem(language: str) -> str | None:
+    """Why `language` cannot pick a locale, or None; the reason names the value, not the field.
+
+    It is a path segment of the template lookup and is written into the prompt, so `" zh"` gave
+    the English templates and "Always answer in  zh.", and `zh/../en` a template-path error.
+    """
+    trimmed = language.strip()
+    if language != trimmed:
+        if not trimmed:
+            return "it is blank; write a tag such as en, zh or zh-TW, or leave it out for English"
+        return f"{language!r} has spaces around it; write {trimmed!r}"
+    bad = ("/", "\\", "..")
+    if len(language) > 64 or any(part in language for part in bad) or not language.isprintable():
+        return f"{language[:64]!r} is not a language; write a tag such as en, zh or zh-TW"
+    return None
 
 
 def template_name(kind: str, locale: str, family: str = DEFAULT_FAMILY) -> str:

@@ -282,6 +282,14 @@ def test_mapping_file_errors_name_file_line_and_fix(write):
     assert load_mapping(write("ok.yaml", "id: cid\nfields: {name: a}\n")) == FieldMapping({"name": "a"}, "cid")
 
 
+def test_a_mapping_file_with_a_field_mapped_twice_is_refused_at_the_second(write):
+    """PyYAML keeps the last of two keys, so `name:` mapped twice silently took the second column."""
+    path = write("twice.yaml", "fields:\n  name: full_name\n  role: role\n  name: nick\n")
+    with pytest.raises(ConfigError) as caught:
+        load_mapping(path)
+    assert f"{path}:4:3: invalid YAML: duplicate key 'name' (first at line 2); keep one of them" in str(caught.value)
+
+
 def test_variables_entries_bind_template_variables(write):
     """`variables.NAME: column` makes a cell a template variable of that profile."""
     base = write("base.yaml", "name: Agent\nrole: Helper\ngoal: 'Serve {{ company }}'\n")

@@ -135,6 +135,12 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
             "name: a\nlabels: {' prod': 1}\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
             "label ' prod': a label must be non-empty",
         ),
+        (
+            "name: a\nlabels: {production: 1, production: 2}\n"
+            "versions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
+            "- {version: 2, content: y, created_at: '2026-01-01T00:00:00'}\n",
+            "duplicate key 'production' (first at line 2); keep one of them",
+        ),
     ],
 )
 def test_malformed_files_name_the_file(store, tmp_path, document, problem):
