@@ -117,6 +117,9 @@ class BatchReport:
     out: Path
     written: int = 0
     failed: int = 0
+    #: Bad rows whose issues the errors file holds: fewer than `failed` when a run without
+    #: `collect` left some out before this one resumed it.
+    listed: int = 0
     rows_done: int = 0
     resumed_from: int = 0
     complete: bool = False
@@ -478,9 +481,11 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
             state["written"],
             state["failed"],
         )
+        report.listed = state.get("listed", report.failed)
         return report
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
+    report.listed = state.get("listed", report.failed)
     try:
         return _run_rows(options, factory, sink, report, progress)
     except BaseException:
@@ -721,6 +726,7 @@ def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: Ro
         raise DatasetRowError(list(result.issues))
     report.failed += 1
     if options.on_error == "collect":
+        report.listed += 1
         sink.add_issues(result.issues)
         room = SHOWN_ISSUES - len(report.issues)
         if room > 0:
@@ -853,6 +859,7 @@ class _Sink:
                 "rows_done": 0,
                 "written": 0,
                 "failed": 0,
+                "listed": 0,
                 "out_bytes": 0,
                 "errors_bytes": 0,
                 "complete": False,
@@ -889,6 +896,7 @@ class _Sink:
             rows_done=report.rows_done,
             written=report.written,
             failed=report.failed,
+            listed=report.listed,
             errors_bytes=self._errors_file.tell() if self._errors_file else 0,
             complete=report.complete,
         )

@@ -346,6 +346,28 @@ def test_resume_refuses_a_changed_format(runner, tmp_path, write):
     assert len(lines(out)) == 10
 
 
+def test_collect_after_a_skipping_run_says_which_bad_rows_it_lists(runner, tmp_path, write):
+    """A batch stopped under --on-error skip and resumed with collect said all its bad rows were listed,
+    while the errors file held only those after the resumed row."""
+    source = write("people.csv", "name,role\n" + "".join(f"N{n},{'' if n % 2 else 'R'}\n" for n in range(1, 21)))
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(BatchOptions(source=source, out=out, on_error="skip", chunk_rows=2), _interrupt_at(9))
+    skipped = json.loads((tmp_path / "o.jsonl.checkpoint").read_text())["failed"]
+    assert skipped >= 2
+    args = ["batch", "--from", str(source), "--out", str(out), "--resume", "--on-error", "collect", "--quiet"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2
+    listed = len((tmp_path / "o.errors.jsonl").read_text(encoding="utf-8").splitlines())
+    assert listed == 10 - skipped
+    assert "Error: 10 bad row(s) were left out" in result.stderr
+    assert (
+        f"; {listed} of them are listed in {tmp_path / 'o.errors.jsonl'}, the other {skipped} were left out by a "
+        "run without --on-error collect"
+    ) in result.stderr
+    assert "all are listed" not in result.stderr
+
+
 def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     """With only the checkpoint left, the message says how far the batch got and that the output is gone."""
     out = tmp_path / "o.jsonl"
