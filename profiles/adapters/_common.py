@@ -165,16 +165,33 @@ def settings_of(profile: Any) -> dict[str, Any]:
     return values
 
 
-def system_text(profile: Any, **variables: Any) -> str:
-    """The system-role prompts of the persona's layout, rendered and joined: an agent's instructions."""
+def leading_system_kinds(profile: Any) -> list[str]:
+    """The prompt kinds of the system-role messages that open the persona's layout, before any other."""
     from ..messages import role_of
 
-    texts = []
+    kinds = []
     for slot in profile.layout:
-        if slot.kind and role_of(slot, profile.roles) in ("system", "developer"):
-            text = profile.format_prompt(slot.kind, **variables)
-            if text:
-                texts.append(text)
+        if not slot.kind or role_of(slot, profile.roles) not in ("system", "developer"):
+            break
+        kinds.append(slot.kind)
+    return kinds
+
+
+def system_text(profile: Any, *, leading: bool = False, **variables: Any) -> str:
+    """The system-role prompts of the persona's layout, rendered and joined: an agent's instructions.
+
+    `leading`: only those that open the layout, for a framework that sends the rest of it as the
+    turn's input (a system prompt after the history stays there, in its place, and is not sent twice).
+    """
+    from ..messages import role_of
+
+    kinds = leading_system_kinds(profile) if leading else [
+        slot.kind for slot in profile.layout if slot.kind and role_of(slot, profile.roles) in ("system", "developer")]
+    texts = []
+    for kind in kinds:
+        text = profile.format_prompt(kind, **variables)
+        if text:
+            texts.append(text)
     return "\n\n".join(texts)
 
 

@@ -158,6 +158,38 @@ def to_chat_messages(
             extra["tool_calls"] = turn["tool_calls"]
         if turn.get("tool_call_id"):
             extra["tool_call_id"] = turn["tool_call_id"]
-        made.append(types.ChatMessage(role=role, content=turn.get("content") or "", additional_kwargs=extra))
+        content = turn.get("content") or ""
+        if isinstance(content, str):
+            made.append(types.ChatMessage(role=role, content=content, additional_kwargs=extra))
+        else:  # OpenAI content parts (text, an image, audio, a file) as LlamaIndex's blocks
+            made.append(types.ChatMessage(role=role, blocks=[_block(types, part) for part in content],
+                                          additional_kwargs=extra))
     made.provenance = provenance_of(profile)
     return made
+
+
+def _block(types: Any, part: Mapping[str, Any]) -> Any:
+    """One OpenAI content part (as the history check let through) as a LlamaIndex content block."""
+    import base64
+    import re
+
+    kind = part["type"]
+    if kind in ("text", "refusal"):
+        return types.TextBlock(text=part[kind])
+    if kind == "image_url":
+        url = part["image_url"]["url"]
+        detail = part["image_url"].get("detail")
+        found = re.match(r"data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", url, re.S)
+        if found:
+            return types.ImageBlock(image=base64.b64decode(found["data"]), image_mimetype=found["mime"], detail=detail)
+        return types.ImageBlock(url=url, detail=detail)
+    if kind == "input_audio":
+        audio = part["input_audio"]
+        return types.AudioBlock(audio=base64.b64decode(audio["data"]), format=audio["format"])
+    file = part["file"]
+    found = re.match(r"data:(?P<mime>[\w.+-]+/[\w.+-]+);base64,(?P<data>.*)", str(file.get("file_data") or ""), re.S)
+    if not found:
+        raise AdapterError("a file part given by file_id has no LlamaIndex block (it takes a document's data); "
+                           "give the file as file_data, a base64 data URL")
+    return types.DocumentBlock(data=base64.b64decode(found["data"]), document_mimetype=found["mime"],
+                               title=file.get("filename"))

@@ -10,7 +10,9 @@ result = Runner.run_sync(agent, to_input(agent, ticket="I was charged twice."), 
 result.final_output  # a dict checked against the persona's output_schema
 ```
 
-The agent's `instructions` are the persona's system prompt(s), rendered by the persona; its
+The agent's `instructions` are the system prompt(s) that open the persona's layout, rendered by
+the persona (`to_input` gives the rest of the layout, a system reminder after the history in its
+place); its
 model settings are the persona's (temperature, top_p, max_tokens, penalties; stop and seed go
 through `extra_args`); its `output_type` checks the model's JSON against the persona's
 `output_schema` with `profile.parse_reply`. Tools are the caller's (`tools=[function_tool…]`).
@@ -25,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import SchemaReplyError
-from ._common import as_profile, framework, guarded, provenance_of, settings_of, system_text
+from ._common import as_profile, framework, guarded, leading_system_kinds, provenance_of, settings_of, system_text
 
 __all__ = ["to_agent", "to_input"]
 
@@ -118,7 +120,8 @@ def to_agent(
     if "name" not in agent_options:
         agent_options["name"] = str(guarded(profile, "name", "agent's name", "name") or "Agent")
     if "instructions" not in agent_options:
-        agent_options["instructions"] = system_text(profile)
+        # the system prompts that open the layout; the rest of it (a reminder after the history) is the input's
+        agent_options["instructions"] = system_text(profile, leading=True)
     chosen = model if model is not None else guarded(profile, "model", "agent's model", "model")
     if profile.output_schema is not None:
         agent_options.setdefault("output_type", _output_type(agents, profile))
@@ -146,16 +149,11 @@ def to_input(
         HistoryError: the history is malformed.
     """
     from ..history import to_responses_input
-    from ..messages import role_of
 
     profile = getattr(agent_or_persona, "profile", None) or as_profile(agent_or_persona)
     # the leading system prompts are the agent's instructions: not rendered here at all, so a turn never
     # fails on them (an agent given instructions of its own in place of a secret the persona keeps in)
-    instructions = []
-    for slot in profile.layout:
-        if not slot.kind or role_of(slot, profile.roles) not in ("system", "developer"):
-            break
-        instructions.append(slot.kind)
+    instructions = leading_system_kinds(profile)
     if instructions:
         profile = profile.with_templates(**dict.fromkeys(instructions, ""))
     turns = profile.format_messages(question, history=history, **variables)

@@ -13,18 +13,20 @@ are the persona's (`stop` as `stop_sequences`); with an `output_schema`, the out
 schema (`StructuredDict`), sent as Pydantic AI's output tool (`output_mode="tool"`, the default),
 as the API's structured output (`"native"`) or in the prompt (`"prompted"`), and every output is
 also checked with `profile.parse_reply`: a refused one goes back to the model as a retry.
+`message_history` gives the turns between the instructions and the user prompt (a persona's
+few-shot turns, the chat history), which Pydantic AI takes as `message_history=`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import AdapterError, SchemaReplyError
 from ._common import as_profile, framework, guarded, provenance_of, settings_of, system_text
 
-__all__ = ["OUTPUT_MODES", "to_agent", "user_prompt"]
+__all__ = ["OUTPUT_MODES", "message_history", "to_agent", "user_prompt"]
 
 _EXTRA = "pydantic-ai"
 
@@ -125,3 +127,58 @@ def user_prompt(agent_or_persona: Any, question: str | None = None, **variables:
     """The persona's user prompt for one turn: what `agent.run(…)` takes."""
     profile = getattr(agent_or_persona, "profile", None) or as_profile(agent_or_persona)
     return str(profile.format_user_prompt(question, **variables))
+
+
+def message_history(
+    agent_or_persona: Any,
+    question: str | None = None,
+    *,
+    history: Sequence[Mapping[str, Any]] | None = None,
+    **variables: Any,
+) -> list[Any]:
+    """The turns of the persona's layout between its instructions and its user prompt, as Pydantic AI messages.
+
+    What `agent.run(user_prompt(…), message_history=…)` takes: the persona's own turns (a few-shot
+    question and answer) and the `history` (OpenAI Chat turns, tool calls included), in the
+    layout's order. The system prompts are the agent's instructions and the user prompt is
+    `user_prompt`'s, so neither is here.
+
+    Raises:
+        HistoryError: the history is malformed.
+        AdapterError: a turn holds content parts other than text, which this adapter does not carry.
+    """
+    from ..messages import role_of
+
+    framework("pydantic_ai", _EXTRA, "pydantic-ai-slim")
+    from pydantic_ai import messages
+
+    profile = getattr(agent_or_persona, "profile", None) or as_profile(agent_or_persona)
+    # the instructions' prompts and the user prompt render empty, and an empty prompt leaves no turn
+    sent = {slot.kind for slot in profile.layout
+            if slot.kind and role_of(slot, profile.roles) in ("system", "developer")} | {"user"}
+    turns = profile.with_templates(**dict.fromkeys(sent, "")).format_messages(question, history=history,
+                                                                                 **variables)
+    tool_names: dict[str, str] = {}
+    made: list[Any] = []
+    for index, turn in enumerate(turns):
+        role, content = turn["role"], turn.get("content")
+        if content is not None and not isinstance(content, str):
+            raise AdapterError(f"turn {index} ({role}) holds content parts; this adapter carries text turns and tool "
+                               "calls only: give its text as one string")
+        if role in ("system", "developer"):
+            made.append(messages.ModelRequest(parts=[messages.SystemPromptPart(content or "")]))
+        elif role == "user":
+            made.append(messages.ModelRequest(parts=[messages.UserPromptPart(content or "")]))
+        elif role == "assistant":
+            parts: list[Any] = [messages.TextPart(content)] if content else []
+            for call in turn.get("tool_calls") or ():
+                function = call.get("function") or {}
+                tool_names[str(call.get("id"))] = str(function.get("name"))
+                parts.append(messages.ToolCallPart(str(function.get("name")), function.get("arguments"),
+                                                   tool_call_id=str(call.get("id"))))
+            made.append(messages.ModelResponse(parts=parts))
+        elif role == "tool":
+            call_id = str(turn.get("tool_call_id"))
+            made.append(messages.ModelRequest(parts=[messages.ToolReturnPart(tool_names.get(call_id, "tool"),
+                                                                             content or "", tool_call_id=call_id)]))
+    return made

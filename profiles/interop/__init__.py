@@ -62,8 +62,10 @@ def load(format: str, path: str | Path) -> ImportResult:
         raise ConfigError(
             ConfigIssue(f"unknown format {format!r}; the formats are {', '.join(IMPORT_FORMATS)}", file=str(path))
         )
+    from ..safe_yaml import as_path
+
     reader: Callable[[Path], ImportResult] = _module(IMPORT_FORMATS[format]).read
-    return reader(Path(path))
+    return reader(as_path(path, kind=f"{format} file"))
 
 
 def export(persona: Any, format: str, **options: Any) -> dict[str, str]:

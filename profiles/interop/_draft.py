@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
+from ..fields import MAX_METADATA_CHARS, MAX_METADATA_DEPTH
 from ..settings import SETTING_NAMES, SettingError, check_setting
 from .placeholders import Namer
 
@@ -177,6 +178,8 @@ class Draft:
     lines: dict[str, int] = field(default_factory=dict)
     notes: list[Note] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The line of each key kept under `extra` (by its dotted key), so one can be dropped again with its place.
+    kept: dict[str, int | None] = field(default_factory=dict)
     derived: dict[str, str] = field(default_factory=dict)
     namer: Namer = field(default_factory=Namer)
     inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -219,11 +222,17 @@ class Draft:
         for inner in secrets:
             self.drop(inner, "its name says it holds a credential, and its value is no ${env:…} reference; give it "
                       "through the environment instead", line, kind="secret")
-        target = self.extra
         *parents, last = key.split(".")
+        levels = 1 + len(parents) + 1 + _nesting(value)  # metadata, <format>, the key's parts, the value's own
+        if _nesting(value) and levels > MAX_METADATA_DEPTH:
+            self.drop(key, f"it nests {_nesting(value)} levels deep, and as metadata.{self.format}.{key} that is over "
+                      f"the {MAX_METADATA_DEPTH} levels a persona's metadata holds", line)
+            return
+        target = self.extra
         for part in parents:
             target = target.setdefault(part, {})
         target[last] = _plain(value)
+        self.kept[key] = line
         self.note("metadata", f"{key} has no persona field; kept as metadata.{self.format}.{key}{why}", line)
 
     def drop(self, key: str, why: str, line: int | None = None, *, kind: str = "dropped") -> None:
@@ -235,6 +244,19 @@ class Draft:
         self.fields[name] = escape_jinja(value)
         self.derived[name] = how
         self.note("derived", f"{name} {value!r} derived {how} ({self.format} has no {name})")
+
+    def tool_description(self, name: Any, description: Any, line: int | None = None) -> Any:
+        """A tool's description; for a tool without one (which the format allows), one made from its name.
+
+        A persona's tool needs a description (it tells the model what the tool does), so a tool the
+        other tool sends without one is described by its name, and the note says so.
+        """
+        if description or not isinstance(name, str) or not name.strip():
+            return description if description is not None else ""
+        made = f"{title_words(name)}."
+        self.note("derived", f"tool {name!r} has no description, which a persona's tool needs; described as "
+                  f"{made!r} from its name: write what it does", line)
+        return made
 
     def text_reference(self, name: str, value: Any, line: int | None) -> Any:
         """A persona text field from a source value; `${env:KEY}` becomes a dynamic field, never a value."""
@@ -378,6 +400,40 @@ class Draft:
         fields["metadata"] = metadata
         return {key: fields[key] for key in _ORDER if key in fields}
 
+    def _fit_metadata(self) -> None:
+        """Drop the largest kept fields, each with a note, until the metadata fits a persona's bound.
+
+        A field with no persona equivalent is kept as metadata, which a persona bounds (64,000
+        characters as JSON); one too bulky for it is left out, instead of failing the whole import.
+        """
+        import json
+
+        def size(value: Any) -> int:
+            return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+
+        while self.kept and size(self.data()["metadata"]) > MAX_METADATA_CHARS:
+            key = max(self.kept, key=lambda name: size(self._kept_value(name)))
+            bulk = size(self._kept_value(key))
+            line = self.kept.pop(key)
+            *parents, last = key.split(".")
+            chain = [self.extra]
+            for part in parents:
+                chain.append(chain[-1][part])
+            del chain[-1][last]
+            for parent, part in zip(reversed(chain[:-1]), reversed(parents), strict=True):  # no empty mapping left
+                if not parent[part]:
+                    del parent[part]
+            kept = f"{key} has no persona field; kept as"
+            self.notes = [note for note in self.notes if not note.message.startswith(kept)]
+            self.drop(key, f"it is {bulk:,} characters as JSON, too much for a persona's "
+                      f"metadata (at most {MAX_METADATA_CHARS:,} in all); keep bulky data elsewhere", line)
+
+    def _kept_value(self, key: str) -> Any:
+        value: Any = self.extra
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
     def finish(self, stem: str) -> ImportedPersona:
         """Validate the draft as a persona.
 
@@ -387,6 +443,7 @@ class Draft:
         """
         from ..profile_config import ProfileConfig
 
+        self._fit_metadata()
         data = self.data()
         lines = {(name,): (self.files.get(name, self.file), line) for name, line in self.lines.items()}
         origin = f"import:{self.format}:{self.file}"
@@ -427,6 +484,20 @@ def secret_name(name: str) -> bool:
         return True
     return words == ["key"] or any(word == "key" and index and words[index - 1] in _KEY_OWNERS
                                    for index, word in enumerate(words))
+
+
+def _nesting(value: Any) -> int:
+    """How many levels of lists and mappings `value` has (0 for a text or number)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, (list, tuple)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def _plain(value: Any) -> Any:

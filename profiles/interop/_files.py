@@ -27,6 +27,7 @@ __all__ = [
     "Source",
     "confined",
     "dump_yaml",
+    "front_matter_start",
     "parse_json",
     "parse_yaml",
     "read_source",
@@ -259,16 +260,28 @@ def split_front_matter(text: str, file: str) -> tuple[str, str, int]:
         ConfigError: the file does not start with `---`, or the front matter never ends.
     """
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
+    start = front_matter_start(text)
+    if start is None:
         raise ConfigError(ConfigIssue("expected YAML front matter starting with a '---' line", file=file, line=1))
-    for index in range(1, len(lines)):
+    for index in range(start + 1, len(lines)):
         if lines[index].strip() == "---":
             # Windows line ends (\r\n, as an editor there saves the file) read as Prompty reads them: lines
             body = "".join(lines[index + 1 :]).replace("\r\n", "\n").replace("\r", "\n")
-            return "".join(lines[1:index]), body, index + 2
+            return "".join(lines[start + 1:index]), body, index + 2
     raise ConfigError(
         ConfigIssue("the front matter has no closing '---' line; end it before the template", file=file, line=1)
     )
+
+
+def front_matter_start(text: str) -> int | None:
+    """The index of the `---` line that opens the front matter (blank lines may come first, as Prompty
+    reads them); None when the file does not start with one."""
+    for index, line in enumerate(text.splitlines()):
+        if line.strip() == "---":
+            return index
+        if line.strip():
+            return None
+    return None
 
 
 def within(root: Path, path: Path) -> bool:

@@ -17,6 +17,7 @@ written in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +196,10 @@ def _agent(source: Source) -> Draft:
     if data.get("sub_agents"):
         draft.note("converted", "sub_agents: each one found by config_path is imported as a persona of its own",
                    source.line("sub_agents"))
+        paths = [item["config_path"] for item in data["sub_agents"]
+                 if isinstance(item, dict) and isinstance(item.get("config_path"), str)]
+        if paths:  # which agents this one hands over to, so an export can say they are not written
+            draft.keep("sub_agents", [{"config_path": path} for path in paths], source.line("sub_agents"))
     return draft
 
 
@@ -300,6 +305,9 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); ADK has no "
                               "reference syntax for it")
         config[by_setting[setting]] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    for key in item.profile.settings_extra:
+        item.note("dropped", f"model_settings.extra.{key} not written: ADK's generate_content_config takes only its "
+                  "own settings")
     kept = native.get("generate_content_config") if isinstance(native.get("generate_content_config"), dict) else {}
     for key in SAFE_CONFIG_KEYS:
         if key in kept:
@@ -309,10 +317,18 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
     for key in SAFE_KEYS:
         if key in native:
             agent[key] = native[key]
+    sub_agents = native.get("sub_agents")
+    if isinstance(sub_agents, (list, tuple)) and sub_agents:
+        listed = ", ".join(str(entry.get("config_path")) for entry in sub_agents if isinstance(entry, Mapping))
+        item.note("dropped", f"sub_agents ({listed}) not written: export each sub-agent's persona as a file of its "
+                  "own and list it under sub_agents by config_path")
     if item.profile.tools:
         item.note("dropped", "tools not written: ADK names tools by Python module; add them to the config by hand")
     if item.profile.output_schema is not None:
         item.note("dropped", "output_schema not written: ADK names a Python class for it")
+    item.note_left_out(("retry_goal", "retry_constraints", "samples", "avatar", "metadata"), "an ADK agent config")
+    for kind in item.others:
+        item.note("dropped", f"the {kind} prompt is not written: an ADK agent has an instruction only")
     header = (
         "# yaml-language-server: $schema=https://raw.githubusercontent.com/google/adk-python/refs/heads/main/"
         "src/google/adk/agents/config_schemas/AgentConfig.json\n"

@@ -143,7 +143,9 @@ def _agent(source: Source, referenced: dict[str, Any]) -> Draft:
 
 def _outputs_schema(outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The JSON Schema an Agent's outputs (by title) make."""
-    properties = {title: {k: v for k, v in spec.items() if k in ("type", "description", "enum", "items", "properties")}
+    # an output's default (what the agent gives when the model leaves it out) is kept as JSON Schema's own
+    properties = {title: {k: v for k, v in spec.items()
+                          if k in ("type", "description", "default", "enum", "items", "properties")}
                   for title, spec in outputs.items()}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
@@ -216,9 +218,12 @@ def _tools(draft: Draft, source: Source, tools: Any, referenced: dict[str, Any])
             draft.drop(f"tool {name!r}", f"a {kind} is not a function the model calls (a toolbox, MCP server or "
                        "built-in); configure it in the runtime", line, kind="code")
             continue
-        specs.append(_tool_spec(name, tool.get("description"), _properties(source, tool.get("inputs"), "inputs")))
+        description = draft.tool_description(name, tool.get("description"), line)
+        specs.append(_tool_spec(name, description, _properties(source, tool.get("inputs"), "inputs")))
         if kind == "ClientTool":
             draft.keep(f"tools.{name}.component_type", kind, line)
+        if tool.get("outputs"):  # what the tool gives back: no part of the spec the model is sent
+            draft.keep(f"tools.{name}.outputs", tool["outputs"], source.line("tools", index, "outputs"))
         if kind == "RemoteTool":
             draft.drop(f"tool {name!r} url", "a remote tool's endpoint is a network call this import does not carry; "
                        "the tool is kept as a spec", line)
@@ -233,6 +238,9 @@ MANY = False
 
 #: Agent Spec inputs have defaults.
 INLINE_DEFAULTS = False
+
+#: What an export to Agent Spec takes besides the deployment, language and model.
+OPTIONS = ("base_url",)
 
 #: `llm_config` keys an export writes back from what the import kept (never `api_key`).
 SAFE_LLM_KEYS = ("component_type", "id", "name", "description", "metadata", "url", "api_type", "provider",
@@ -266,6 +274,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
     import json
 
     from ..errors import ExportError
+    from .exporter import json_copy
     from .placeholders import Var
 
     (item,) = prepared
@@ -323,7 +332,9 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
     kinds = native.get("tools") if isinstance(native.get("tools"), dict) else {}
     tools = []
     for tool in item.profile.tools:
-        kind = kinds.get(tool.name, {}).get("component_type") if isinstance(kinds.get(tool.name), dict) else None
+        kept = kinds.get(tool.name) if isinstance(kinds.get(tool.name), dict) else {}
+        kind = kept.get("component_type")
+        outputs_kept = kept.get("outputs")
         properties = dict(tool.parameters).get("properties") or {}
         tools.append({
             "component_type": kind if kind in ("ServerTool", "ClientTool") else "ServerTool",
@@ -332,7 +343,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
             "description": tool.description,
             "metadata": {},
             "inputs": [{"title": key, **value} for key, value in properties.items() if isinstance(value, dict)],
-            "outputs": [],
+            "outputs": json_copy(outputs_kept) if isinstance(outputs_kept, (list, tuple)) else [],
         })
     agent["tools"] = tools
     again = {"name": slug(agent["name"]), "schema": _outputs_schema(_specs(outputs, "outputs"))} if outputs else None
@@ -353,6 +364,7 @@ def write(prepared: list[Any], *, base_url: str | None = None, **options: Any) -
 
 def _llm_config(item: Any, agent_id: str, base_url: str | None) -> dict[str, Any]:
     from ..errors import ExportError
+    from .exporter import json_copy
 
     model = item.profile.resolved.get("model")
     if model is not None and model.secret:
@@ -377,6 +389,12 @@ def _llm_config(item: Any, agent_id: str, base_url: str | None) -> dict[str, Any
             raise ExportError(f"model_settings.{setting} of {item.label} is a secret ({resolved.source}); Agent Spec "
                               "has no reference syntax for it")
         parameters[setting] = list(resolved.value) if isinstance(resolved.value, tuple) else resolved.value
+    # the persona's provider-specific options: Agent Spec's generation config takes keys of any name
+    for key, value in item.profile.settings_extra.items():
+        if key in ("openai-chat", "openai-responses", "anthropic"):  # options for one API's requests only
+            item.note("dropped", f"model_settings.extra.{key} not written: its options are for {key} requests only")
+        elif key not in parameters:
+            parameters[key] = json_copy(value)
     kept = native.get("default_generation_parameters")
     if isinstance(kept, dict):
         parameters.update({key: value for key, value in kept.items() if key not in parameters})

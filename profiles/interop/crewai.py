@@ -153,7 +153,7 @@ def _agent(
     for key, persona_field in _TEXT_KEYS.items():
         if key in texts:
             draft.set(persona_field, to_jinja(texts[key], mapping), source.line(agent_id, key))
-    if "role" not in texts:
+    if "role" not in draft.fields:  # none, or an empty one (CrewAI takes role: ''; a persona needs a role)
         draft.derive("role", title_words(agent_id), f"from the agent id {agent_id!r}")
     draft.derive("name", title_words(agent_id), f"from the agent id {agent_id!r}")
     for name in names:
@@ -268,9 +268,13 @@ def write(prepared: list[Any]) -> dict[str, str]:
     tasks: dict[str, Any] = {}
     for item in prepared:
         name = str(item.value("name") or "agent")
-        agent_id = item.identifier(slug(name))
+        agent_id = item.identifier(_agent_id(name))
         while agent_id in agents:
             agent_id += "_2"
+        if item.value("name") and not item.same_format and title_words(agent_id) != name:
+            # an import names the agent after its id: say what of the name that id cannot bring back
+            item.note("dropped", f"the name {name!r} is not written: CrewAI has no name field, and the agent id "
+                      f"{agent_id!r} reads back as {title_words(agent_id)!r}")
         role = _crewai_text(item, item.field_pieces("role", inline_defaults=True), "role")
         goal = _crewai_text(item, item.field_pieces("goal", inline_defaults=True), "goal")
         parts = [_crewai_text(item, item.field_pieces("desc", inline_defaults=True), "desc")]
@@ -315,6 +319,9 @@ def write(prepared: list[Any]) -> dict[str, str]:
             else:
                 item.note("dropped", f"model_settings.{setting} not written: CrewAI's agents.yaml sets only max_tokens "
                           "(set the others on an LLM in code)")
+        for key in item.profile.settings_extra:
+            item.note("dropped", f"model_settings.extra.{key} not written: CrewAI's agents.yaml sets only max_tokens "
+                      "(set the others on an LLM in code)")
         for key in SAFE_AGENT_KEYS:
             if key in item.native:
                 spec[key] = item.native[key]
@@ -323,6 +330,11 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 item.note("dropped", f"metadata.crewai.{key} not written: it is not a plain agent setting")
         if item.profile.tools:
             item.note("dropped", "tools not written: CrewAI names @tool methods of the crew class; add them in code")
+        native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
+        if item.profile.output_schema is not None and native_tasks:
+            item.note("dropped", "output_schema not written: CrewAI's tasks name a Python class for it")
+        item.note_left_out(("retry_goal", "retry_constraints", "samples", "avatar", "metadata"),
+                           "CrewAI's agents.yaml")
         own = [message.kind for message in item.messages
                if message.kind and message.role in ("system", "developer") and message.kind in item.profile.templates]
         if own:
@@ -330,7 +342,6 @@ def write(prepared: list[Any]) -> dict[str, str]:
                       "agent's system prompt from role, goal and backstory; move its text into desc or "
                       "expand_prompt to keep it")
         agents[agent_id] = spec
-        native_tasks = item.native.get("tasks") if isinstance(item.native.get("tasks"), dict) else None
         if native_tasks:
             for task_id, meta in native_tasks.items():
                 meta = meta if isinstance(meta, dict) else {}
@@ -339,18 +350,46 @@ def write(prepared: list[Any]) -> dict[str, str]:
                 if message is None:
                     item.note("dropped", f"task {task_id!r}: the persona has no prompt kind {kind!r}")
                     continue
-                tasks[task_id] = _task(item, task_id, message.pieces, agent_id, meta)
+                tasks[_task_id(item, task_id, tasks)] = _task(item, task_id, message.pieces, agent_id, meta)
         else:
+            for kind in item.others:
+                item.note("dropped", f"the {kind} prompt is not written: only a persona imported from CrewAI has "
+                          "its prompt kinds written back as tasks")
             user = item.text("user") or [Var("question")]
             description = _crewai_text(item, user, "the user prompt")
             if item.profile.output_schema is not None:
                 expected = "A JSON object that fits this JSON Schema: " + item.profile.output_schema.text
             else:
                 expected = "A complete answer to the request that meets your goal."
-            tasks[f"{agent_id}_task"] = {"description": description, "expected_output": expected, "agent": agent_id}
-            item.note("converted", f"task {agent_id}_task written from the user prompt ({{question}} is the request)")
+            task_id = _task_id(item, f"{agent_id}_task", tasks)
+            tasks[task_id] = {"description": description, "expected_output": expected, "agent": agent_id}
+            item.note("converted", f"task {task_id} written from the user prompt ({{question}} is the request)")
     header = "# Written by `profiles export --to crewai`; {name} placeholders are crew.kickoff(inputs=…).\n"
     return {"agents.yaml": header + dump_yaml(agents), "tasks.yaml": header + dump_yaml(tasks)}
+
+
+def _task_id(item: Any, task_id: str, tasks: dict[str, Any]) -> str:
+    """`task_id`, or one no earlier agent's task of the crew has (two crews' research_task, say), said in a note."""
+    made = task_id
+    while made in tasks:
+        made += "_2"
+    if made != task_id:
+        item.note("renamed", f"task {task_id!r} is written as {made!r}: another agent of the crew has a task "
+                  "with that id")
+    return made
+
+
+def _agent_id(name: str) -> str:
+    """The agent's key in agents.yaml: the name's slug, or the name itself where only it reads back as the name.
+
+    An import names the agent after its id (`title_words`); a name that is an identifier the slug
+    would lose (`墨子`, which has no letter a slug keeps) is the id as it is, as CrewAI's crew
+    class names a method after it.
+    """
+    made = slug(name)
+    if title_words(made) != name and name.isidentifier() and title_words(name) == name:
+        return name
+    return made
 
 
 def _task(item: Any, task_id: str, pieces: list[Piece], agent_id: str, meta: dict[str, Any]) -> dict[str, Any]:

@@ -130,6 +130,20 @@ class Exportable:
                 block[name] = value
         return block
 
+    def note_left_out(self, fields: Sequence[str], where: str) -> None:
+        """Say which of `fields` (persona fields the format has no place for) this persona has and loses."""
+        derived = set(self.imported.get("derived") or ())
+        for name in fields:
+            if name in derived:
+                continue
+            if name == "metadata":
+                value: Any = {key: item for key, item in self.config.metadata.items()
+                              if key not in ("imported", self.format)}
+            else:
+                value = self._written(name)
+            if value not in (None, {}, [], (), ""):
+                self.note("dropped", f"{name} not written: {where} has no place for it")
+
     def keep_exact(self, home: dict[str, Any], *, output_schema: Any = _MISSING, tools: Any = _MISSING) -> None:
         """Keep the output schema and tools whole in `home` where the file's own fields lose part of them.
 
@@ -345,6 +359,13 @@ def write(
     if format not in EXPORT_FORMATS:
         raise ExportError(f"unknown export format {format!r}; the formats are {', '.join(EXPORT_FORMATS)}")
     module = import_module(f".{IMPORT_FORMATS[format]}", __package__)
+    taken = getattr(module, "OPTIONS", ())
+    for option, value in options.items():
+        if option not in taken:
+            known = ", ".join(("deployment", "language", "model", *taken))
+            raise ExportError(f"{format} takes no option {option!r}; the options are {known}")
+        if value is not None and not isinstance(value, str):
+            raise ExportError(f"{option} must be text, got {type(value).__name__}")
     personas = list(persona) if isinstance(persona, (list, tuple)) else [persona]
     if not personas:
         raise ExportError(f"no persona to export: give {format} a persona file or ProfileConfig (a list of them for "

@@ -24,7 +24,16 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from ._draft import Draft, ImportResult, is_reference, secret_name, slug, title_words
-from ._files import Source, confined, parse_json, parse_yaml, read_source, split_front_matter, within
+from ._files import (
+    Source,
+    confined,
+    front_matter_start,
+    parse_json,
+    parse_yaml,
+    read_source,
+    split_front_matter,
+    within,
+)
 from .placeholders import Unsupported, jinja_names, mustache, rename_jinja
 
 __all__ = ["OPTION_NAMES", "read", "read_text", "write"]
@@ -50,6 +59,14 @@ _JINJA_HISTORY = re.compile(
 _MUSTACHE_HISTORY = re.compile(r"\{\{#(\w+)\}\}\s*\{\{role\}\}\s*:\s*\{\{content\}\}\s*\{\{/\1\}\}")
 _TYPES = ("string", "integer", "number", "boolean", "array", "object")
 
+#: Prompty kinds that are a JSON type under another name (Prompty sends `float` as `number`).
+_KIND_TYPES = {"float": "number"}
+
+
+def _kind_type(kind: Any) -> Any:
+    """The JSON type a Prompty kind is, when it is one; else the kind as written."""
+    return _KIND_TYPES.get(kind, kind) if isinstance(kind, str) else kind
+
 
 def read(path: Path) -> ImportResult:
     """A `.prompty` file, or every `.prompty` file of a folder, as personas.
@@ -73,8 +90,13 @@ def read(path: Path) -> ImportResult:
 
 def read_text(text: str, label: str, path: Path) -> Any:
     """One Prompty file's text as an `ImportedPersona`."""
-    front_text, body, body_line = split_front_matter(text, label)
-    front = parse_yaml(front_text, label, path, first_line=2)
+    start = front_matter_start(text)
+    if start is None:
+        # a file of only a body is a prompt Prompty 2 reads with no front matter (its "shorthand")
+        front_text, body, body_line = "", text.replace("\r\n", "\n").replace("\r", "\n"), 1
+    else:
+        front_text, body, body_line = split_front_matter(text, label)
+    front = parse_yaml(front_text, label, path, first_line=(start or 0) + 2)
     if front.data is None:
         front.data = {}
     if not isinstance(front.data, dict):
@@ -82,7 +104,10 @@ def read_text(text: str, label: str, path: Path) -> Any:
     data: dict[str, Any] = front.data
     name = data.get("displayName") or data.get("name") or path.stem
     draft = Draft("prompty", label, path, str(data.get("name") or path.stem))
-    version = 2 if _is_v2(data) else 1
+    data = _schema_names(draft, front, data)
+    version = 2 if start is None or _is_v2(data) else 1
+    if start is None:
+        draft.note("converted", "no front matter: the whole file is the prompt, as Prompty 2 reads such a file")
     if version == 1:
         draft.note("converted", "read as a Prompty v1 file; an export writes Prompty v2")
     inherited: dict[str, Any] = {}
@@ -176,6 +201,23 @@ def _hoisted_model(own: Any, parent: Any) -> Any:
     return model
 
 
+def _schema_names(draft: Draft, front: Source, data: dict[str, Any]) -> dict[str, Any]:
+    """The front matter with `inputSchema`/`outputSchema` read as `inputs`/`outputs`.
+
+    Prompty's runtime has also named them after AgentSchema (`inputSchema: {properties: […]}`,
+    as files in its own repository do); they hold the same list of properties.
+    """
+    for old, new in (("inputSchema", "inputs"), ("outputSchema", "outputs")):
+        if old not in data or new in data:
+            continue
+        value = data[old]
+        properties = value.get("properties") if isinstance(value, dict) and "properties" in value else value
+        data = {(new if key == old else key): (properties if key == old else item) for key, item in data.items()}
+        draft.note("converted", f"{old} (Prompty's AgentSchema name for {new}) read as {new}; an export writes "
+                   f"{new}", front.line(old))
+    return data
+
+
 def _is_v2(data: dict[str, Any]) -> bool:
     model = data.get("model")
     template = data.get("template")
@@ -233,7 +275,7 @@ def _inputs(
         if not isinstance(item, dict):
             specs[name] = {"examples": [item]} if item is not None else {}
             continue
-        kind = item.get("kind", item.get("type"))
+        kind = _kind_type(item.get("kind", item.get("type")))
         if kind == "thread":
             thread = name
             continue
@@ -388,7 +430,7 @@ def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
     properties: dict[str, Any] = {}
     for name, item in entries:
         prop: dict[str, Any] = {}
-        kind = item.get("kind", item.get("type")) if isinstance(item, dict) else None
+        kind = _kind_type(item.get("kind", item.get("type"))) if isinstance(item, dict) else None
         if kind in _TYPES:
             prop["type"] = kind
         if isinstance(item, dict) and item.get("description"):
@@ -400,16 +442,17 @@ def _outputs_schema(outputs: Any) -> dict[str, Any] | None:
 
 
 def _json_type(kind: Any) -> dict[str, Any]:
+    kind = _kind_type(kind)
     return {"type": kind} if kind in _TYPES else {}
 
 
-def _tools(draft: Draft, front: Source, value: Any) -> None:
+def _tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...] = ("tools",)) -> None:
     if not isinstance(value, list):
-        draft.keep("tools", value, front.line("tools"))
+        draft.keep(".".join(where), value, front.line(*where))
         return
     tools = []
     for index, item in enumerate(value):
-        line = front.line("tools", index)
+        line = front.line(*where, index)
         if not isinstance(item, dict):
             draft.drop(f"tools[{index}]", "not a mapping", line)
             continue
@@ -418,16 +461,19 @@ def _tools(draft: Draft, front: Source, value: Any) -> None:
                        "function the model calls; configure it in the agent's framework", line, kind="code")
             continue
         parameters = item.get("parameters")
+        if isinstance(parameters, dict) and isinstance(parameters.get("properties"), list):
+            parameters = parameters["properties"]
         if not (parameters is None or isinstance(parameters, dict) or (
                 isinstance(parameters, list) and all(isinstance(entry, dict) for entry in parameters))):
             raise ConfigError(front.issue(
                 f"tool {item.get('name')!r}: parameters must be a list of properties (each a mapping with a name "
-                "and a kind), a mapping of name to property, or a JSON Schema object", "tools", index, "parameters"))
+                "and a kind), a mapping of name to property, or a JSON Schema object", *where, index, "parameters"))
         if item.get("bindings"):
             draft.keep(f"tools.{item.get('name')}.bindings", item["bindings"], line)
-        tools.append(_function_tool(item))
+        tools.append({**_function_tool(item),
+                      "description": draft.tool_description(item.get("name"), item.get("description"), line)})
     if tools:
-        draft.set("tools", tools, front.line("tools"))
+        draft.set("tools", tools, front.line(*where))
 
 
 def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
@@ -435,6 +481,8 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     required = []
     parameters = item.get("parameters") or []
+    if isinstance(parameters, dict) and isinstance(parameters.get("properties"), list):
+        parameters = parameters["properties"]  # the properties as a list, as early Prompty 2 files write them
     if isinstance(parameters, dict) and "properties" in parameters:
         schema = dict(parameters)
     else:
@@ -448,7 +496,8 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
             if parameter.get("enumValues"):
                 prop["enum"] = parameter["enumValues"]
             properties[str(parameter.get("name"))] = prop
-            if parameter.get("required", True):
+            # as Prompty sends the tool: a parameter is required when it says so, or every one is in strict mode
+            if parameter.get("required") is True or item.get("strict") is True:
                 required.append(str(parameter.get("name")))
         schema = {"type": "object", "properties": properties, "required": required}
         if item.get("strict") is True:  # what strict mode needs of every object, as Prompty sends it
@@ -463,6 +512,9 @@ def _function_tool(item: dict[str, Any]) -> dict[str, Any]:
 def _openai_tools(draft: Draft, front: Source, value: Any, where: tuple[Any, ...]) -> None:
     if not isinstance(value, list):
         draft.keep("model.parameters.tools", value, front.line(*where))
+        return
+    if any(isinstance(entry, dict) and "function" not in entry for entry in value):
+        _tools(draft, front, value, where)  # Prompty's own tool shape (name, kind, parameters), not OpenAI's
         return
     draft.set("tools", value, front.line(*where))
 
@@ -801,6 +853,9 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             options_block[by_setting[setting]] = list(value) if isinstance(value, tuple) else value
     extra = {key: value for key, value in item.profile.settings_extra.items()
              if key not in ("openai-chat", "openai-responses", "anthropic")}
+    for key in set(item.profile.settings_extra) - set(extra):
+        item.note("dropped", f"model_settings.extra.{key} not written: its options are for {key} requests only, "
+                  "which Prompty cannot single out")
     if extra:
         options_block["additionalProperties"] = extra
     if options_block:
@@ -856,10 +911,8 @@ def write(prepared: list[Any], **options: Any) -> dict[str, str]:
             required = set(parameters.get("required") or ())
             listed = []
             for key, value in (parameters.get("properties") or {}).items():
-                prop = _property(key, value)
-                if key not in required:
-                    prop["required"] = False
-                listed.append(prop)
+                # written either way: Prompty takes a parameter that does not say so as optional
+                listed.append({**_property(key, value), "required": key in required})
             entry = {"name": tool.name, "kind": "function", "description": tool.description, "parameters": listed}
             if tool.strict is not None:
                 entry["strict"] = tool.strict

@@ -291,9 +291,28 @@ def _execution_settings(draft: Draft, source: Source, value: Any) -> None:
             setting_line = source.line("execution_settings", service, name)
             if name in _MODEL_KEYS:
                 draft.set_text("model", setting, setting_line)
+            elif name == "response_format" and _json_schema_format(setting) is not None:
+                # OpenAI's structured output, as SK passes it on: the persona's output schema
+                draft.set("output_schema", _json_schema_format(setting), setting_line)
+                draft.note("converted", f"execution_settings.{service}.response_format is the output schema",
+                           setting_line)
             else:
                 draft.setting(_SETTING_ALIASES.get(name, name), setting, setting_line,
                               f"execution_settings.{service}.{name}")
+
+
+def _json_schema_format(value: Any) -> dict[str, Any] | None:
+    """The output schema an OpenAI `response_format` of type json_schema gives; None for any other."""
+    if not isinstance(value, dict) or value.get("type") != "json_schema":
+        return None
+    spec = value.get("json_schema")
+    if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+        return None
+    output: dict[str, Any] = {"schema": spec["schema"]}
+    for key in ("name", "description", "strict"):
+        if spec.get(key) is not None:
+            output[key] = spec[key]
+    return output
 
 
 def _output(draft: Draft, source: Source, schema: Any, line: int | None) -> None:

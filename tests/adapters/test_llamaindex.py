@@ -127,3 +127,41 @@ def test_react_agent_fields_given_win_and_a_secret_role_is_no_description(monkey
     assert "pass description=…" in str(caught.value) and "tok-role-55" not in str(caught.value)
     agent = to_react_agent(hidden, llm=LocalChat(base_url="http://127.0.0.1:9"), description="Helps")
     assert "tok-role-55" not in repr(agent)
+
+
+def test_history_content_parts_become_llamaindex_blocks(configs):
+    """A history turn of OpenAI content parts (which the persona's history takes) raised pydantic's
+    ValidationError from ChatMessage: each part is LlamaIndex's own block, its data as given."""
+    import base64
+
+    from llama_index.core.base.llms.types import AudioBlock, DocumentBlock, ImageBlock, TextBlock
+
+    from profiles.errors import AdapterError
+
+    png, wav, pdf = b"\x89PNG\r\n\x1a\n", b"RIFF\x00\x00WAVE", b"%PDF-1.4"
+
+    def data_url(mime, data):
+        return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+
+    parts = [
+        {"type": "text", "text": "Look at these"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+        {"type": "image_url", "image_url": {"url": data_url("image/png", png), "detail": "low"}},
+        {"type": "input_audio", "input_audio": {"data": base64.b64encode(wav).decode(), "format": "wav"}},
+        {"type": "file", "file": {"file_data": data_url("application/pdf", pdf), "filename": "a.pdf"}},
+    ]
+    history = [{"role": "user", "content": parts}, {"role": "assistant", "content": "Seen."}]
+    messages = to_chat_messages(configs / "summarizer.yaml", "What?", history=history)
+    text, url, inline, audio, document = messages[1].blocks
+    assert isinstance(text, TextBlock) and text.text == "Look at these"
+    assert isinstance(url, ImageBlock) and str(url.url) == "https://example.com/a.png"
+    assert isinstance(inline, ImageBlock) and base64.b64decode(inline.image) == png and inline.detail == "low"
+    assert inline.image_mimetype == "image/png"
+    assert isinstance(audio, AudioBlock) and base64.b64decode(audio.audio) == wav and audio.format == "wav"
+    assert isinstance(document, DocumentBlock) and base64.b64decode(document.data) == pdf
+    assert (document.title, document.document_mimetype) == ("a.pdf", "application/pdf")
+    assert [message.content for message in messages[2:]] == ["Seen.", "Question: What?"]
+    by_id = [{"role": "user", "content": [{"type": "file", "file": {"file_id": "file-123"}}]}]
+    with pytest.raises(AdapterError) as caught:
+        to_chat_messages(configs / "summarizer.yaml", "What?", history=by_id)
+    assert "file_id" in str(caught.value) and "file_data" in str(caught.value)

@@ -143,3 +143,25 @@ def test_a_turns_input_does_not_render_the_instructions(chat_server, monkeypatch
     (body,) = chat_server.requests
     assert body["messages"][0] == {"role": "system", "content": "Be brief."}
     assert "tok-agent-name-2" not in json.dumps(body)
+
+
+def test_a_system_prompt_after_the_history_is_sent_once_in_its_place(chat_server, tmp_path):
+    """A persona laid out with few-shot turns and a reminder after the history: the agent's instructions are
+    the system prompt that opens the layout, and the request the SDK sends is the persona's own messages,
+    in order, the reminder once (it was in the instructions and again in the input)."""
+    path = tmp_path / "tutor.yaml"
+    path.write_text(
+        "name: Ada\nrole: Tutor\nmodel: gpt-4o-mini\ntemplates:\n  reminder: {inline: 'Remember: one line.'}\n"
+        "  example_question: {inline: 'What is 2 + 2?'}\n  example_answer: {inline: '2 + 2 is 4.'}\n"
+        "messages:\n  - {role: system, kind: system}\n  - {role: user, kind: example_question}\n"
+        "  - {role: assistant, kind: example_answer}\n  - {history: true}\n  - {role: system, kind: reminder}\n"
+        "  - {role: user, kind: user}\n", encoding="utf-8")
+    model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=_client(chat_server))
+    agent = to_agent(path, model=model)
+    profile = load_profile(path).create_profile()
+    assert agent.instructions == profile.format_system_prompt()
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    chat_server.script("One line.")
+    Runner.run_sync(agent, to_input(agent, "Why?", history=history), run_config=RUN)
+    (body,) = chat_server.requests
+    assert body["messages"] == profile.format_messages("Why?", history=history)

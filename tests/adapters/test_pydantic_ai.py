@@ -83,3 +83,36 @@ def test_agent_arguments_given_win_over_the_personas(chat_server, configs):
     assert agent.run_sync(user_prompt(agent, ticket="x")).output == triaged
     (body,) = chat_server.requests
     assert body["messages"][0] == {"role": "system", "content": "Be brief."} and body["temperature"] == 1.0
+
+
+def test_few_shot_turns_and_history_reach_the_model_in_the_layouts_order(chat_server, tmp_path):
+    """A persona's own few-shot turns were lost: Pydantic AI took only the instructions and the user prompt.
+    message_history gives the turns between them, history (tool calls too) in its slot, and the request the
+    model gets is the persona's own messages."""
+    from profiles.adapters.pydantic_ai import message_history
+
+    path = tmp_path / "tutor.yaml"
+    path.write_text(
+        "name: Ada\nrole: Tutor\nmodel: gpt-4o-mini\ntemplates:\n"
+        "  example_question: {inline: 'What is 2 + 2?'}\n  example_answer: {inline: '2 + 2 is 4.'}\n"
+        "messages:\n  - {role: system, kind: system}\n  - {role: user, kind: example_question}\n"
+        "  - {role: assistant, kind: example_answer}\n  - {history: true}\n  - {role: user, kind: user}\n",
+        encoding="utf-8")
+    agent = to_agent(path, _model(chat_server))
+    history = [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "look", "arguments": '{"city": "Oslo"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "rain"},
+        {"role": "assistant", "content": "It rains."},
+    ]
+    chat_server.script("Because.")
+    result = agent.run_sync(user_prompt(agent, "Why?"), message_history=message_history(agent, "Why?", history=history))
+    assert result.output == "Because."
+    (body,) = chat_server.requests
+    ours = load_profile(path).create_profile().format_messages("Why?", history=history)
+    sent = [{key: value for key, value in message.items() if value is not None} for message in body["messages"]]
+    assert [(m["role"], m.get("content")) for m in sent] == [(m["role"], m["content"]) for m in ours]
+    (call,) = sent[4]["tool_calls"]
+    assert call["function"]["name"] == "look" and json.loads(call["function"]["arguments"]) == {"city": "Oslo"}
+    assert sent[5]["tool_call_id"] == "call_1"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from profiles import interop
@@ -155,3 +157,58 @@ def test_a_personas_own_system_template_is_listed_as_left_out(tmp_path):
     imported = interop.load("crewai", EXAMPLES / "crewai" / "support_crew").personas[0].config
     _, plain = export([imported], "crewai")
     assert not any("own template" in note.message for note in plain)
+
+
+def test_a_name_the_agent_id_cannot_hold_is_kept_or_said(tmp_path):
+    """CrewAI has no name: an import names the agent after its id. 墨子 has no letter a slug keeps, so it
+    is the id as it is (a crew method may be called so) and comes back; a name no id can give back is
+    said to be left out, instead of becoming 'Persona' without a word."""
+    from profiles import load_profile
+    from profiles.interop.exporter import write as export
+
+    files, notes = export([load_profile(Path(__file__).parents[2] / "profile_configs" / "analyst_zh.yaml")],
+                          "crewai")
+    assert files["agents.yaml"].splitlines()[1] == "墨子:"
+    assert not any("reads back" in note.message for note in notes)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (again,) = interop.load("crewai", tmp_path / "agents.yaml").personas
+    assert again.config.create_profile().get_name() == "墨子"
+    path = tmp_path / "p.yaml"
+    path.write_text("name: Dr. Ada Lovelace\nrole: Clerk\ngoal: File things.\n", encoding="utf-8")
+    files, notes = export([load_profile(path)], "crewai")
+    assert files["agents.yaml"].splitlines()[1] == "dr_ada_lovelace:"
+    assert any(note.kind == "dropped" and "the name 'Dr. Ada Lovelace' is not written" in note.message
+               and "reads back as 'Dr Ada Lovelace'" in note.message for note in notes)
+    path.write_text("name: Iris\nrole: Clerk\ngoal: File things.\n", encoding="utf-8")
+    files, notes = export([load_profile(path)], "crewai")
+    assert files["agents.yaml"].splitlines()[1] == "iris:" and not any("reads back" in n.message for n in notes)
+
+
+def test_an_empty_role_is_derived_from_the_agent_id(tmp_path):
+    """CrewAI takes `role: ''`; a persona needs a role: it is derived from the agent id, as for an agent
+    without one, instead of failing the import with 'field role is required' and no line."""
+    config = tmp_path / "agents.yaml"
+    config.write_text("support_agent:\n  role: ''\n  goal: Help.\n  backstory: Kind.\n", encoding="utf-8")
+    (persona,) = interop.load("crewai", config).personas
+    assert persona.config.create_profile().get_role() == "Support Agent"
+    assert any(note.kind == "derived" and note.message.startswith("role") for note in persona.notes)
+
+
+def test_two_agents_tasks_of_one_id_are_both_written(tmp_path):
+    """Every `crewai create crew` scaffold names its tasks research_task and reporting_task: personas of two
+    crews exported as one kept only the last agent's task of an id (the other agent lost its task without a
+    word). Each is written, the second under a new id, with a note; importing the crew gives both back."""
+    from profiles.interop.exporter import write as export
+
+    researcher = interop.load("crewai", EXAMPLES / "crewai" / "research_crew").personas[0].config
+    files, notes = export([researcher, researcher], "crewai")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    first, second = interop.load("crewai", tmp_path / "agents.yaml").personas
+    assert list(first.config.templates) == ["research_task"] and list(second.config.templates) == ["research_task_2"]
+    assert any(note.kind == "renamed" and "'research_task' is written as 'research_task_2'" in note.message
+               for note in notes)
+    profile, again = researcher.create_profile(), second.config.create_profile()
+    values = {"topic": "AI", "current_year": "2026"}
+    assert again.format_prompt("research_task_2", **values) == profile.format_prompt("research_task", **values)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -349,3 +350,205 @@ def test_a_prompt_folders_config_mistake_is_named_in_config_json(tmp_path, confi
         interop.load("semantic-kernel", folder)
     message = str(caught.value)
     assert message.startswith(str(folder / "config.json")) and problem in message and "skprompt.txt" not in message
+
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "interop"
+
+
+def test_prompty_float_kind_is_a_number_as_prompty_sends_it(tmp_path):
+    """Prompty's `float` kind is JSON's number (Prompty's own executors send it so): an output, input or tool
+    parameter of kind float is imported as a number, not as a value of any type."""
+    import prompty
+    from prompty.providers.openai.executor import _output_schema_to_wire
+
+    (persona,) = interop.load("prompty", DATA / "anthropic_structured.prompty").personas
+    schema = persona.config.create_profile().output_schema.as_dict()
+    theirs = _output_schema_to_wire(prompty.load(DATA / "anthropic_structured.prompty"))["json_schema"]["schema"]
+    assert schema["properties"]["temperature"]["type"] == "number"
+    assert "number" in theirs["properties"]["temperature"]["type"]  # ["number", "null"]: an output it may leave out
+    path = tmp_path / "f.prompty"
+    path.write_text("---\nname: f\nmodel: gpt-4o\ninputs:\n  - {name: ratio, kind: float, default: 0.5}\n"
+                    "tools:\n  - name: scale\n    kind: function\n    description: Scale it.\n    parameters:\n"
+                    "      - {name: factor, kind: float, required: true}\n---\nsystem:\nScale by {{ratio}}.\n",
+                    encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    profile = persona.config.create_profile()
+    assert persona.config.inputs["ratio"].types == ("number",)
+    assert profile.tools[0].parameters["properties"]["factor"] == {"type": "number"}
+    assert not any("kind 'float'" in note.message for note in persona.notes)
+
+
+@pytest.mark.parametrize("format,text", [
+    ("prompty", "---\nname: f\nmodel: gpt-4o\ntools:\n  - name: get_weather\n    kind: function\n    parameters:\n"
+                "      - {name: city, kind: string, required: true}\n---\nsystem:\nHelp.\n"),
+    ("agentspec", '{"component_type": "Agent", "name": "f", "system_prompt": "Help.", "llm_config": '
+                  '{"component_type": "OpenAiConfig", "name": "m", "model_id": "gpt-4o"}, "tools": [{"component_type":'
+                  ' "ServerTool", "name": "get_weather", "description": null, "inputs": [{"title": "city", '
+                  '"type": "string"}]}]}'),
+])
+def test_a_tool_without_a_description_is_described_by_its_name(tmp_path, format, text):
+    """Prompty and Agent Spec take a tool without a description; a persona's tool needs one. The import
+    describes it by its name and says so, instead of failing with the persona's own 'description must be
+    a non-empty text'."""
+    path = tmp_path / ("f.prompty" if format == "prompty" else "f.json")
+    path.write_text(text, encoding="utf-8")
+    (persona,) = interop.load(format, path).personas
+    (tool,) = persona.config.create_profile().tools
+    assert (tool.name, tool.description) == ("get_weather", "Get Weather.")
+    note = next(note for note in persona.notes if "has no description" in note.message)
+    assert note.kind == "derived" and "write what it does" in note.message
+    assert note.line is not None or format == "agentspec"  # JSON is read without lines
+
+
+def test_agentspec_output_defaults_are_kept_and_written_back(tmp_path):
+    """An Agent Spec output's default (the value the agent gives when the model leaves the output out) is
+    part of the output schema the persona imports, and an export writes it back, instead of being dropped."""
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    from profiles.interop.exporter import write as export
+
+    (persona,) = interop.load("agentspec", DATA / "weather_agent_with_outputs.yaml").personas
+    properties = persona.config.create_profile().output_schema.as_dict()["properties"]
+    assert properties == {"temperature_rating": {"type": "integer", "default": 1},
+                          "weather": {"type": "string", "default": "I don't know what the weather is"}}
+    # the file's url is a placeholder its tests fill in ([[LLAMA70BV33_API_URL]]), which pyagentspec refuses
+    files, _ = export(persona.config, "agentspec", base_url="http://127.0.0.1:9/v1")
+    agent = AgentSpecDeserializer().from_json(next(iter(files.values())))
+    assert [(output.title, output.default) for output in agent.outputs] == [
+        ("temperature_rating", 1), ("weather", "I don't know what the weather is")]
+
+
+def test_agentspec_tool_outputs_are_kept_and_written_back(tmp_path):
+    """A tool's outputs (what it gives back) have no place in a persona's tool spec: they are kept under
+    metadata.agentspec, with a note, and an export writes them back, instead of an empty list."""
+    from pyagentspec.serialization import AgentSpecDeserializer
+
+    from profiles.interop.exporter import write as export
+
+    (persona,) = interop.load("agentspec", DATA / "weather_agent_with_outputs.yaml").personas
+    assert persona.config.metadata["agentspec"]["tools"]["get_weather"]["outputs"] == [
+        {"title": "tool_output", "type": "string"}]
+    assert any("tools.get_weather.outputs" in note.message for note in persona.notes)
+    files, _ = export(persona.config, "agentspec", base_url="http://127.0.0.1:9/v1")
+    (tool,) = AgentSpecDeserializer().from_json(next(iter(files.values()))).tools
+    assert [(output.title, output.type) for output in tool.outputs] == [("tool_output", "string")]
+
+
+def test_a_prompty_file_of_only_a_body_is_its_prompt_as_prompty_reads_it(tmp_path, monkeypatch):
+    """Prompty 2 reads a file without front matter as a prompt of that text (its own tests keep such a
+    file), and front matter after blank lines as front matter: both import, and send what Prompty sends."""
+    import prompty
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test")
+    path = DATA / "shorthand_body_only.prompty"
+    (persona,) = interop.load("prompty", path).personas
+    ours = persona.config.create_profile().format_messages("Hi")
+    theirs = prompty.prepare(prompty.load(path), inputs={})
+    assert [(m["role"], m["content"]) for m in ours][:1] == [(m.role, m.text) for m in theirs] == [
+        ("system", "You are a helpful assistant that answers questions concisely.")]
+    assert any("no front matter" in note.message for note in persona.notes)
+    assert not any("v1" in note.message for note in persona.notes)
+    late = tmp_path / "late.prompty"
+    late.write_text("\n\n---\nname: late\nmodel: gpt-4o\ndescription: [not text]\n---\nsystem:\nHi.\n",
+                    encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("prompty", late)
+    assert "late.prompty:6" in str(caught.value) and "description must be text" in str(caught.value)
+    late.write_text("\n\n---\nname: late\nmodel: gpt-4o\n---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", late).personas
+    assert persona.config.create_profile().format_messages("Q")[0]["content"] == "Hi."
+    assert [(m.role, m.text) for m in prompty.prepare(prompty.load(late), inputs={})] == [("system", "Hi.")]
+
+
+def test_prompty_v1_tools_in_prompty_shape_under_model_parameters(tmp_path):
+    """Prompty's own tests keep tools in Prompty's shape (name, kind, parameters with a list of properties)
+    under a v1 file's model.parameters: they are read as the top-level tools are, instead of refused as
+    unknown keys of an OpenAI tool; a malformed one is named at its line."""
+    (persona,) = interop.load("prompty", DATA / "legacy_tools.prompty").personas
+    (tool,) = persona.config.create_profile().tools
+    assert (tool.name, tool.description) == ("get_weather", "Get weather")
+    assert dict(tool.parameters) == {"type": "object", "properties": {
+        "location": {"type": "string", "description": "The city"}}, "required": []}
+    bad = tmp_path / "bad.prompty"
+    bad.write_text("---\nname: b\nmodel:\n  api: chat\n  parameters:\n    tools:\n      - name: f\n"
+                   "        kind: function\n        description: F.\n        parameters:\n          properties: [1]\n"
+                   "---\nsystem:\nHi.\n",
+                   encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        interop.load("prompty", bad)
+    assert "bad.prompty:10" in str(caught.value) and "parameters must be a list of properties" in str(caught.value)
+
+
+def test_semantic_kernel_json_schema_response_format_is_the_output_schema():
+    """Semantic Kernel's own sample asks for structured output in execution_settings (OpenAI's response_format
+    of type json_schema): it becomes the persona's output schema, with its name and strict, instead of
+    metadata too deep for a persona to hold, which failed the import."""
+    (persona,) = interop.load("semantic-kernel", DATA / "TopMovies.yaml").personas
+    output = persona.config.create_profile().output_schema
+    assert (output.name, output.strict) == ("movie_result", True)
+    movie = output.as_dict()["properties"]["Movies"]["items"]
+    assert movie["properties"]["Rating"] == {"type": "number"} and movie["additionalProperties"] is False
+    assert persona.config.model_settings.max_tokens == 1000
+    assert any("response_format is the output schema" in note.message and note.line == 10 for note in persona.notes)
+
+
+def test_a_kept_field_too_deep_for_metadata_is_dropped_with_a_note(tmp_path):
+    """A field with no persona equivalent nesting deeper than a persona's metadata holds (8 levels) is
+    dropped and said, instead of failing the whole import with 'flatten it' about a file the user did
+    not write; one that fits is kept."""
+    deep = "{a: {b: {c: {d: {e: x}}}}}"
+    path = tmp_path / "p.yaml"
+    # metadata, semantic-kernel, then fits: 2 + 6 levels, just what metadata holds; too_deep is one more
+    path.write_text(f"name: P\ntemplate: Hi\nfits: {{y: {deep}}}\ntoo_deep: {{z: {{y: {deep}}}}}\n",
+                    encoding="utf-8")
+    (persona,) = interop.load("semantic-kernel", path).personas
+    assert persona.config.metadata["semantic-kernel"]["fits"] == {"y": {"a": {"b": {"c": {"d": {"e": "x"}}}}}}
+    assert "too_deep" not in persona.config.metadata["semantic-kernel"]
+    note = next(note for note in persona.notes if note.message.startswith("too_deep dropped"))
+    assert note.line == 4 and "over the 8 levels" in note.message
+
+
+def test_prompty_input_schema_and_output_schema_are_its_inputs_and_outputs(tmp_path):
+    """Prompty's runtime also names inputs and outputs after AgentSchema (`inputSchema: {properties: […]}`),
+    as files in its own repository do: they are read as inputs and outputs (a thread input the history
+    slot, a default kept), instead of kept as metadata with the thread taken for an input of any type."""
+    (persona,) = interop.load("prompty", DATA / "threaded.prompty").personas
+    config = persona.config
+    assert config.inputs["question"].default == "Hello" and "conversation" not in config.inputs
+    assert "inputSchema" not in config.metadata.get("prompty", {})
+    history = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
+    sent = config.create_profile().format_messages("Why?", history=history)
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    path = tmp_path / "out.prompty"
+    path.write_text("---\nname: o\nmodel: gpt-4o\noutputSchema:\n  properties:\n    - {name: city, kind: string}\n"
+                    "---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.create_profile().output_schema.as_dict()["properties"] == {"city": {"type": "string"}}
+
+
+def test_an_adk_agents_sub_agents_are_said_to_be_left_out_of_its_export():
+    """An imported ADK coordinator hands over to its sub-agents (each imported as a persona of its own); its
+    export is one root_agent.yaml without them, and says so instead of dropping the hand-over silently."""
+    from profiles.interop.exporter import write as export
+
+    coordinator = interop.load("adk", EXAMPLES / "google_adk" / "support_desk").personas[0]
+    assert coordinator.config.metadata["adk"]["sub_agents"] == [
+        {"config_path": "billing_agent.yaml"}, {"config_path": "tech_agent.yaml"}]
+    files, notes = export(coordinator.config, "adk")
+    assert "sub_agents" not in files["root_agent.yaml"]
+    assert any(note.kind == "dropped" and "sub_agents (billing_agent.yaml, tech_agent.yaml) not written"
+               in note.message for note in notes)
+
+
+def test_a_kept_field_too_bulky_for_metadata_is_dropped_with_a_note(tmp_path):
+    """A persona's metadata holds at most 64,000 characters as JSON: a file whose fields with no persona
+    equivalent hold more loses the bulkiest of them, each said at its line, instead of failing the whole
+    import with 'keep bulky data elsewhere' and no line; the rest is kept."""
+    path = tmp_path / "big.prompty"
+    path.write_text("---\nname: big\nmodel: gpt-4o\nmetadata:\n  small: kept\n  notes: " + "x" * 70_000
+                    + "\n  tags: [a, b]\n---\nsystem:\nHi.\n", encoding="utf-8")
+    (persona,) = interop.load("prompty", path).personas
+    assert persona.config.metadata["prompty"]["metadata"] == {"small": "kept", "tags": ["a", "b"]}
+    (note,) = [note for note in persona.notes if "metadata.notes" in note.message]
+    assert note.kind == "dropped" and note.line == 6 and "70,002 characters" in note.message
+    assert persona.config.create_profile().format_system_prompt() == "Hi."
