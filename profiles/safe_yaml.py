@@ -32,6 +32,7 @@ __all__ = [
     "read_documents",
     "read_text",
     "safe_load",
+    "text_bound",
 ]
 
 #: Largest persona file read, in bytes; personas are small and a huge file is a mistake or an attack.
@@ -61,8 +62,11 @@ def _plain_keys(node: yaml.MappingNode) -> bool:
 class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """Safe loading that records duplicate keys instead of silently keeping the last one."""
 
-    def __init__(self, stream: str, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, stream: str, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = (), max_nodes: int = MAX_YAML_NODES
+    ) -> None:
         super().__init__(stream)
+        self.max_nodes = max_nodes
         #: Top-level keys whose mappings of mappings get their keys' lines recorded too.
         self.nested = nested
         #: Keys (top-level, and inside each nested entry) whose mappings get their keys' lines recorded.
@@ -74,7 +78,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     def construct_document(self, node: yaml.Node) -> Any:
         # measured before anything is built: an alias bomb loads fast but is huge once walked
-        _measure(node)
+        _measure(node, self.max_nodes)
         # the nodes are at hand here, so recording field lines costs a walk over a few keys,
         # not the second parse that recovering positions later would need
         self.field_lines.append(_field_lines(node, self.nested, self.mapped))
@@ -154,6 +158,7 @@ class _CheckedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
                         shown.strip("'\""),
                         line=key_node.start_mark.line + 1,
                         column=key_node.start_mark.column + 1,
+                        code="duplicate_key",
                     )
                 )
                 continue
@@ -202,8 +207,10 @@ class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     """The safe loader with the alias-expansion and depth bounds of persona files, refusing a
     duplicate key (or a second `<<`) where PyYAML silently keeps the last one."""
 
+    max_nodes = MAX_YAML_NODES
+
     def construct_document(self, node: yaml.Node) -> Any:
-        _measure(node)
+        _measure(node, self.max_nodes)
         return super().construct_document(node)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
@@ -226,16 +233,18 @@ class _BoundedLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         return super().construct_mapping(node, deep=deep)
 
 
-def safe_load(text: str) -> Any:
+def safe_load(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
     """`yaml.safe_load` for the project's other YAML files (family rules, mappings, store files).
 
     libyaml when present, with alias expansions and nesting bounded as in persona files and
     duplicate keys refused as there; every failure, a too-deep document included, is a
-    `yaml.YAMLError`, never a `RecursionError`.
+    `yaml.YAMLError`, never a `RecursionError`. `max_nodes` is the most values the document may
+    expand to (see `text_bound` for files whose size is their own bound).
     """
     if isinstance(text, str) and _SURROGATE.search(text):
         raise yaml.YAMLError(_surrogate_problem(text)[0])
     loader = _BoundedLoader(text)
+    loader.max_nodes = max_nodes
     try:
         return loader.get_single_data()
     except RecursionError:
@@ -260,11 +269,22 @@ def _shown(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _measure(root: yaml.Node) -> None:
+def text_bound(text: str) -> int:
+    """A value bound for a file that may legitimately be long (a store export of every version):
+    as many values as the text has characters, and never fewer than `MAX_YAML_NODES`.
+
+    Written out, every value takes at least one character of the text, so no file within the bound
+    is refused for its length alone; only aliases can expand a document past it, and then to no
+    more than the text itself could hold.
+    """
+    return max(MAX_YAML_NODES, len(text))
+
+
+def _measure(root: yaml.Node, max_nodes: int = MAX_YAML_NODES) -> None:
     """Refuse a document that nests too deep or expands, through aliases, to too many values.
 
     A level-by-level walk that counts an aliased node each time it is used, and stops at the first
-    bound passed, so it costs at most `MAX_YAML_NODES` steps; a self-referencing alias trips the
+    bound passed, so it costs at most `max_nodes` steps; a self-referencing alias trips the
     depth bound. Being iterative, a deep document raises `ConfigError`, never `RecursionError`.
     """
     level = [root]
@@ -285,11 +305,11 @@ def _measure(root: yaml.Node) -> None:
             elif kind is sequence:
                 below += node.value
         count += len(below)
-        if count > MAX_YAML_NODES:
+        if count > max_nodes:
             raise yaml.constructor.ConstructorError(
                 None,
                 None,
-                f"the document expands to over {MAX_YAML_NODES} values (aliases count each time they are "
+                f"the document expands to over {max_nodes} values (aliases count each time they are "
                 "used); write the values out or shorten them",
                 below[0].start_mark,
             )
@@ -340,7 +360,12 @@ def _field_lines(root: yaml.Node, nested: tuple[str, ...], mapped: tuple[str, ..
 
 
 def read_documents(
-    text: str, file: str, *, nested: tuple[str, ...] = (), mapped: tuple[str, ...] = ()
+    text: str,
+    file: str,
+    *,
+    nested: tuple[str, ...] = (),
+    mapped: tuple[str, ...] = (),
+    max_nodes: int = MAX_YAML_NODES,
 ) -> tuple[list[Any], list[ConfigIssue], list[dict[tuple[str, ...], int]]]:
     """Every document of `text`, the duplicate-key problems found, and per document each key's line.
 
@@ -355,7 +380,7 @@ def read_documents(
     if isinstance(text, str) and _SURROGATE.search(text):
         problem, line, column = _surrogate_problem(text)
         raise ConfigError(ConfigIssue(problem, file=file, line=line, column=column))
-    loader = _CheckedLoader(text, nested, mapped)
+    loader = _CheckedLoader(text, nested, mapped, max_nodes)
     try:
         documents = []
         while loader.check_data():

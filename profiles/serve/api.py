@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
 from .. import __version__
+from ..errors import ServeError
 from .deps import ERRORS, NOT_MODIFIED, Deployment, IfNoneMatch, Language, Model, State, UniqueKeysRoute
 from .etag import json_with_etag
 from .personas import RenderContext
@@ -241,9 +242,14 @@ def get_prompt(
 ) -> Response:
     """Render one prompt kind, cheap to poll: variables as `var.NAME=value` query parameters."""
     context = RenderContext.of(deployment, language, model)
-    variables = {
-        key.removeprefix("var."): value for key, value in request.query_params.multi_items() if key.startswith("var.")
-    }
+    variables: dict[str, str] = {}
+    for key, value in request.query_params.multi_items():
+        if not key.startswith("var."):
+            continue
+        if key.removeprefix("var.") in variables:
+            # as for a JSON body's key named twice: the last would win without a word
+            raise ServeError(f"{key[:100]!r} is given twice; give each variable once", status=422)
+        variables[key.removeprefix("var.")] = value
     text = state.folder.render(path, kind, context, question=question, variables=variables)
     payload = {"persona": path, "kind": kind, "context": context.to_dict(), "text": text}
     return json_with_etag(payload, if_none_match)

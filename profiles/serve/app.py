@@ -113,7 +113,13 @@ def _without_event_stream(mcp_app: Any) -> Any:
 
     A stateless server never sends anything unasked, yet the SDK opens the event stream a GET asks
     for and holds it open without end: `curl …/mcp/` (or a client probing for the stream) hung.
+
+    A request whose JSON spells half a surrogate pair (`"\\ud800"`) is answered as over stdio,
+    with an error naming where it is: the SDK's reader said only "Parse error: unexpected end of
+    hex escape", of an escape that is whole.
     """
+    from .mcp_prompts import answerable
+
     body = json.dumps(
         {
             "jsonrpc": "2.0",
@@ -133,7 +139,27 @@ def _without_event_stream(mcp_app: Any) -> Any:
             await send({"type": "http.response.start", "status": 405, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
+        if scope["type"] == "http" and scope.get("method") == "POST":
+            receive = await _readable(receive)
         await mcp_app(scope, receive, send)
+
+    async def _readable(receive: Any) -> Any:
+        # the Guard has read the whole body already and hands it on in one message
+        message = await receive()
+        raw = message.get("body", b"") if message["type"] == "http.request" else b""
+        if b"\\u" in raw and not message.get("more_body"):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = ""
+            if text and (fixed := answerable(text)) != text:
+                message = {"type": "http.request", "body": fixed.encode("utf-8"), "more_body": False}
+        replayed = [message]
+
+        async def again() -> Any:
+            return replayed.pop() if replayed else await receive()
+
+        return again
 
     return app
 
@@ -194,6 +220,12 @@ def _problem(item: dict[str, Any]) -> dict[str, str]:
             "with content-type: application/json",
         }
     where = ".".join(part for part in loc if part != "body")
+    if item.get("type") == "string_unicode":  # JSON's "\ud800": pydantic says only "unable to parse raw data"
+        from ..jsonlines import SURROGATE_PROBLEM, lone_surrogate
+
+        found = lone_surrogate(item.get("input"))
+        if found is not None:
+            message = f"holds {found[1]}, {SURROGATE_PROBLEM}"
     if not where and loc[:1] == ["body"]:  # the body as a whole: a list, a string, or not sent as JSON
         where = "body"
         message += "; send one JSON object, with content-type: application/json"
@@ -212,6 +244,12 @@ def _unreadable_body(cause: BaseException) -> str:
         return (
             "the body nests arrays or objects too deeply to be read (Python reads JSON up to about "
             "1,000 levels); send a flatter JSON object"
+        )
+    if isinstance(cause, UnicodeDecodeError):
+        byte = cause.object[cause.start : cause.start + 1].hex()
+        return (
+            f"the body is not UTF-8 text: byte 0x{byte} at position {cause.start} is no character of UTF-8 "
+            f"(text in another encoding, such as Latin-1?); send the JSON as UTF-8"
         )
     if isinstance(cause, ValueError) and "digits" in str(cause):
         return (

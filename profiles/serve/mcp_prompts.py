@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ from ..errors import ProfilesError, ServeError
 from ..messages import MessageSlot, role_of
 from .personas import PersonaFolder, RenderContext, mask_secrets
 
-__all__ = ["ROLE_META", "McpPrompt", "PromptCatalog", "build_server", "serve_stdio"]
+__all__ = ["ROLE_META", "McpPrompt", "PromptCatalog", "answerable", "build_server", "serve_stdio"]
 
 log = logging.getLogger("profiles.serve.mcp")
 
@@ -241,6 +242,14 @@ def build_server(catalog: PromptCatalog) -> Any:
         # the SDK refuses malformed params with a bare "Invalid request parameters"; say what and how
         if isinstance(ctx.params, dict) and isinstance(ctx.params.get(_UNREADABLE), str):
             raise MCPError(code=types.INVALID_PARAMS, message=f"{ctx.method}: {ctx.params[_UNREADABLE]}")
+        if ctx.method == "prompts/list" and isinstance(ctx.params, dict):
+            cursor = ctx.params.get("cursor")
+            if cursor is not None and not isinstance(cursor, str):
+                raise MCPError(
+                    code=types.INVALID_PARAMS,
+                    message=f"prompts/list: 'cursor' must be text (a nextCursor a listing gave), got "
+                    f"{type(cursor).__name__}; this server lists every prompt at once, so send none",
+                )
         if ctx.method == "prompts/get":
             problem = _params_problem(ctx.params)
             if problem:
@@ -285,8 +294,8 @@ def _params_problem(params: Any) -> str:
 _UNREADABLE = "agent-profiles/unreadable"
 
 
-def _answerable(line: str) -> str:
-    """A line of standard input as the SDK's reader should get it.
+def answerable(line: str) -> str:
+    """A line of standard input (or a body posted to `/mcp/`) as the SDK's reader should get it.
 
     That reader refuses JSON that spells half a surrogate pair (`"\\ud800"`), as a string may
     in JSON but not in Unicode, and answers nothing: the client waited for ever. Such a request
@@ -297,7 +306,7 @@ def _answerable(line: str) -> str:
         return line
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return line
     if not isinstance(message, dict) or not isinstance(message.get("id"), (int, str)):
         return line
@@ -331,15 +340,72 @@ def _surrogate_in(value: Any, where: str = "the request") -> tuple[str, str] | N
     return None
 
 
+#: The `id` of a request, found in a line that is not JSON: a number, or a string without escapes.
+_ID = re.compile(r'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"[^"\\]{0,200}")')
+
+
+def rescued(line: str, readable: Any) -> str:
+    """A request line the SDK's stdio reader would drop, as one the server answers with what is wrong.
+
+    That reader gives up on a line that is not JSON, or not JSON-RPC 2.0 (no `"jsonrpc": "2.0"`, a
+    method that is no text, params that are no object), without a word, and the client waits for
+    its answer for ever; over HTTP the same request is a 400. A line that names its request's `id`
+    is handed on as a request of that id whose params say what was wrong; any other line (a
+    notification, a line with no id to answer) as it is. `readable(line)` raises where the SDK's
+    reader would.
+    """
+    if not line.strip():
+        return line
+    try:
+        readable(line)
+    except Exception:  # noqa: BLE001 - whatever the reader refuses; why is found below
+        pass
+    else:
+        return line
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past what Python reads
+        found = _ID.findall(line)
+        if len(found) != 1:
+            return line
+        ident, method = json.loads(found[0]), "request"
+        if isinstance(exc, RecursionError):
+            problem = "the line nests arrays or objects too deeply to be read; send a flatter request"
+        else:
+            where = f" ({exc.msg} at column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+            problem = f"the line is not JSON{where}; send one JSON-RPC 2.0 object per line"
+    else:
+        if not isinstance(message, dict) or isinstance(message.get("id"), bool):
+            return line
+        ident, method = message.get("id"), message.get("method")
+        if not isinstance(ident, (int, str)):
+            return line
+        method = method if isinstance(method, str) and method else "request"
+        if message.get("jsonrpc") != "2.0":
+            problem = f'"jsonrpc" must be "2.0", got {json.dumps(message.get("jsonrpc"))[:40]}'
+        elif not isinstance(message.get("method"), str):
+            problem = f"'method' must be the method's name as text, got {type(message.get('method')).__name__}"
+        elif "params" in message and not isinstance(message["params"], dict):
+            problem = f"'params' must be an object, got {type(message['params']).__name__}"
+        else:
+            return line
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": {_UNREADABLE: problem}})
+
+
 class _AnswerableLines:
-    """Standard input, line by line, each through `_answerable`."""
+    """Standard input, line by line, each through `answerable` and `rescued`."""
 
     def __init__(self, lines: Any) -> None:
         self._lines = lines
 
     async def __aiter__(self) -> Any:
+        import mcp_types as types
+
+        def readable(line: str) -> None:
+            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+
         async for line in self._lines:
-            yield _answerable(line)
+            yield rescued(answerable(line), readable)
 
 
 def serve_stdio(catalog: PromptCatalog) -> None:

@@ -147,6 +147,8 @@ class PersonaFolder:
             raise ServeError(f"{text[:200]!r} climbs out of the served folder with '..'; name a file inside it")
         if not posix.endswith(PERSONA_SUFFIXES):
             raise ServeError(f"{text[:200]!r} is not a persona file (*.yaml, *.yml)", status=404)
+        if "\\" in text and "/" not in text and os.sep == "/" and (self.root / text).is_file():
+            parts = (text,)  # a file name holding a backslash, as POSIX allows and `files()` lists it
         path = self.root.joinpath(*parts)
         try:
             resolved = path.resolve(strict=True)

@@ -150,6 +150,16 @@ def make_settings(
     admin = (env.get(ADMIN_TOKEN_ENV) or "").strip() or None
     if admin is not None and (len(admin) < 16 or admin == token):
         raise ServeError(f"{ADMIN_TOKEN_ENV} must be at least 16 characters long and differ from {TOKEN_ENV}")
+    for name, value in ((TOKEN_ENV, token), (ADMIN_TOKEN_ENV, admin or "")):
+        odd = next((char for char in value if not " " <= char <= "~"), None)
+        if odd is not None:
+            # a header's bytes are read as Latin-1: "ä" sent as UTF-8 arrives as "Ã¤", so no client
+            # could ever send this token in `Authorization: Bearer …` and every API write would be refused
+            raise ServeError(
+                f"{name} holds {odd!r}, which an Authorization header cannot carry (headers are ASCII), so "
+                "no API client could send it; use ASCII letters, digits and punctuation, e.g. "
+                'python -c "import secrets; print(secrets.token_urlsafe(24))"'
+            )
     store_url = _checked_store(store, env)
     hosts = list(LOOPBACK_HOSTS)
     if not is_loopback(host) and host not in ("0.0.0.0", "::"):

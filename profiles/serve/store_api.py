@@ -132,10 +132,14 @@ class _Governed(BaseModel):
     model: str | None = Field(None, max_length=200)
     author: str = Field("", max_length=1000)
     note: str = Field("", max_length=10_000)
+    # strict: JSON's true is no version 1, and "yes" no force (pydantic would read them so)
     expect: int | None = Field(
-        None, ge=0, description="Move only if the label still points at this version (0: only if it is not set)"
+        None,
+        ge=0,
+        strict=True,
+        description="Move only if the label still points at this version (0: only if it is not set)",
     )
-    force: bool = Field(False, description="Move a protected label; needs the admin token")
+    force: bool = Field(False, strict=True, description="Move a protected label; needs the admin token")
 
 
 class PutRequest(_Governed):
@@ -147,13 +151,15 @@ class PutRequest(_Governed):
 class LabelRequest(_Governed):
     name: str = Field(max_length=1000)
     label: str = Field(max_length=200)
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, strict=True)
 
 
 class RolloutRequest(_Governed):
     name: str = Field(max_length=1000)
     label: str = Field(max_length=200)
-    arms: dict[int, int] = Field(description="version → weight, e.g. {3: 90, 4: 10}", max_length=100)
+    arms: dict[int, Annotated[int, Field(strict=True)]] = Field(
+        description="version → weight, e.g. {3: 90, 4: 10}", max_length=100
+    )
 
 
 class UndoRequest(_Governed):

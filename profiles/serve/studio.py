@@ -11,11 +11,12 @@ same-origin check.
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -48,6 +49,8 @@ CHAT_VIEWS = (
 
 #: Characters of a stored version shown in the history table before it is cut.
 _PREVIEW_CHARS = 160
+#: A line break as a stored name may hold one; a browser sends each of them in a form as CR LF.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @lru_cache(maxsize=1)
@@ -93,6 +96,12 @@ def _csrf(request: Request, state: ServeState) -> tuple[str, bool]:
     return state.signer.new_csrf(), True
 
 
+def _path(request: Request) -> str:
+    """The path of this page as a link spells it: `request.url.path` leaves a `%` of the file's
+    name as it is, so a persona called `50%41.yaml` linked to `50A.yaml`."""
+    return quote(request.scope["path"], safe="/")
+
+
 def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HTMLResponse:
     """Render `pages/<name>` with what every page shows (the sign-in state, the store, the CSRF token)."""
     state = state_of(request)
@@ -107,7 +116,7 @@ def page(request: Request, name: str, *, status: int = 200, **values: Any) -> HT
         "csrf": token,
         "section": "",
         "notice": "",
-        "path_here": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+        "path_here": _path(request) + (f"?{request.url.query}" if request.url.query else ""),
         **values,
     }
     html = _environment().get_template(name).render(**context)
@@ -301,7 +310,7 @@ def persona(
     except (ProfilesError, Warning) as exc:
         values["render_error"] = folder.clean(_message(exc))
     others = [name for name in entry.deployments if name != deployment]
-    values["compare_link"] = f"{request.url.path}/compare?" + _query(
+    values["compare_link"] = f"{_path(request)}/compare?" + _query(
         kind=kind, left=deployment, right=others[0] if others else "", language=language, model=model
     )
     return page(request, "persona.html", **values)
@@ -381,7 +390,9 @@ def store_diff(
     model: str = "",
 ) -> HTMLResponse:
     """Two versions of one prompt, side by side."""
-    store = state_of(request).store.reads()
+    state = state_of(request)
+    name, model = _form_key(state, name, language, model)
+    store = state.store.reads()
     old = store.get(name, language=language, model=model, version=from_version)
     new = store.get(name, language=language, model=model, version=to_version)
     if (old.language, old.model) != (new.language, new.model):
@@ -397,23 +408,57 @@ def store_diff(
     )
 
 
+def _form_key(state: ServeState, name: str, language: str, model: str) -> tuple[str, str]:
+    """The stored name and model a studio form meant.
+
+    A browser sends every line break of a form's value as CR LF, so a prompt whose name (or model)
+    holds a line feed came back as a name the store lacks ("no prompt …"): it is matched back to
+    the one stored key it stands for. A key stored as sent, or two keys it could stand for, are
+    taken as sent.
+    """
+    if "\r" not in name and "\r" not in model:
+        return name, model
+    meant = {
+        (item.name, item.model)
+        for item in state.store.list()
+        if item.language == language
+        and (_LINE_BREAK.sub("\r\n", item.name), _LINE_BREAK.sub("\r\n", item.model)) == (name, model)
+    }
+    return meant.pop() if len(meant) == 1 and (name, model) not in meant else (name, model)
+
+
 def _move_plan(state: ServeState, name: str, language: str, model: str, label: str, version: int) -> dict[str, Any]:
     """What moving `label` to `version` changes: where it points now, where it will, and the diff."""
     if not label.strip() or label != label.strip():
         raise ServeError("give the label's name, e.g. production", status=422)
-    versions = state.store.reads().history(name, language=language, model=model)
+    store = state.store.reads()
+    versions = store.history(name, language=language, model=model)
     target = next((record for record in versions if record.version == version), None)
     if target is None:
         raise ServeError(
             f"{versions[-1].name} has no v{version}; its versions are 1 to {versions[-1].version}", status=404
         )
-    current = next((record for record in versions if label in record.labels), None)
+    summary = next(
+        (
+            item
+            for item in store.list(name=target.name)
+            if (item.language, item.model) == (target.language, target.model)
+        ),
+        None,
+    )
+    # where the label points now: the version it serves without a rollout key (the first arm of a
+    # rollout, which is what the compare-and-set compares), and every arm when it is rolled out
+    now = dict(summary.labels).get(label) if summary is not None else None
+    arms = dict(summary.rollouts).get(label, ()) if summary is not None else ()
+    current = next((record for record in versions if record.version == now), None)
     rows = side_by_side(current.content, target.content) if current is not None else []
     protected = label in {item.label for item in state.store.protected()}
     return {
         "versions": versions,
         "target": target,
         "current": current,
+        "arms": arms if len(arms) > 1 else (),
+        "unchanged": current is not None and current.version == target.version and len(arms) <= 1,
         "rows": rows,
         "label": label,
         "protected": protected,
@@ -432,6 +477,7 @@ def review_label(
 ) -> HTMLResponse:
     """The confirmation before a label moves: from which version to which, and what changes."""
     state = state_of(request)
+    name, model = _form_key(state, name, language, model)
     plan = _move_plan(state, name, language, model, label, version)
     target = plan["target"]
     return page(
@@ -467,7 +513,8 @@ def apply_label(
     if state.settings.read_only:
         raise ServeError("this server is read-only (--read-only): it changes nothing", status=403)
     _check_form(request, state, csrf)
-    role = session_role(request, state) or state.check_write(token.strip() or None)
+    role = session_role(request, state) or _form_writer(state, token.strip())
+    name, model = _form_key(state, name, language, model)
     store = state.store.writes()
     protected = label in {item.label for item in state.store.protected()}
     if protected and role != "admin":
@@ -487,6 +534,26 @@ def apply_label(
     )
     target = _prompt_link(name, language, model, moved=label)
     return RedirectResponse(target, status_code=303)
+
+
+def _form_writer(state: ServeState, token: str) -> str:
+    """`check_write` for the token a studio form sent, refused in the words of the page: a browser
+    sends no `Authorization` header, which the API's own refusal tells to send.
+
+    Raises:
+        ServeError: 401 for a missing or wrong token, 403 on a read-only server.
+    """
+    try:
+        return state.check_write(token or None)
+    except ServeError as exc:
+        if exc.status != 401:
+            raise
+    said = "that is not the token" if token else "moving a label needs the token"
+    raise ServeError(
+        f"{said}: go back and type the one `profiles serve` printed (or PROFILES_SERVE_TOKEN) into the Token "
+        "field, or sign in first (a sign-in lasts until the server restarts)",
+        status=401,
+    )
 
 
 # -- signing in ------------------------------------------------------------------------------------

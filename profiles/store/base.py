@@ -15,6 +15,7 @@ decides who may pass ``force=True`` (an admin token); the store only enforces th
 from __future__ import annotations
 
 import difflib
+import os
 import random
 import threading
 import time
@@ -113,7 +114,24 @@ def _check_expect(expect: int | None) -> int | None:
     return expect
 
 
+def _check_chain(labels: object) -> list[str | None]:
+    """A label chain given as something other than a list or tuple: a generator is read once, and
+    anything else (one label as text, None) says what a chain is instead of being read letter by
+    letter or failing inside the lookup."""
+    if isinstance(labels, (str, bytes, Mapping)) or not isinstance(labels, Iterable):
+        raise StoreError(
+            f"labels= is a list of labels tried in order, e.g. ['staging', 'production', None] (None: the newest "
+            f"version), got {labels!r}"[:300]
+        )
+    chain = list(labels)
+    if not chain:
+        raise StoreError("labels= names at least one label (None: the newest version), got an empty list")
+    return chain
+
+
 def _check_arms(arms: Mapping[int, int] | Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    if isinstance(arms, (str, bytes)) or not isinstance(arms, (Mapping, Iterable)):
+        raise StoreError(f"a rollout is a mapping of version to weight, e.g. {{3: 90, 4: 10}}, got {arms!r}"[:300])
     items = tuple(arms.items() if isinstance(arms, Mapping) else arms)
     if not items:
         raise StoreError("a rollout needs at least one version=weight, e.g. 3=90 4=10")
@@ -180,6 +198,12 @@ class PromptStore:
         #: Validated lookups by what was asked, so a repeated one goes straight to the database.
         self._lookups: dict[Any, Lookup] = {}
         self._memo_lock = threading.Lock()
+        self._create = create
+        #: The SQLite file, and which file it was when opened (device, inode): see `_check_file`.
+        self._file = self._backend.file
+        self._file_id: tuple[int, int] | None = None
+        self._file_checked = time.monotonic()
+        self._file_lock = threading.Lock()
         try:
             self._open(create)
         except BaseException:
@@ -191,16 +215,71 @@ class PromptStore:
     def _open(self, create: bool) -> None:
         from profiles.store import queries
 
-        state = self._run(queries.schema_state)
+        state = self._execute(queries.schema_state)
         if state == "missing" and not create:
             raise StoreNotFoundError(
                 f"no prompt store at {self.url}: the database holds none yet; reading never creates one, "
                 "`profiles store put NAME` does"
             )
         if state != "current":  # new, or written by an earlier release: add the missing tables
-            self._run(queries.ensure_schema, write=True)
+            try:
+                self._execute(queries.ensure_schema, write=True)
+            except StoreError as exc:
+                if state != "old":
+                    raise
+                raise StoreError(
+                    f"the prompt store at {self.url} was written by an earlier release, and this one reads it only "
+                    f"once its new tables are added, which failed: {exc.message}; open it once where it may be "
+                    "written (`profiles store list` as a user who may write the file), then it reads anywhere"
+                ) from exc
+        if self._file is not None:
+            self._file_id = _file_identity(self._file)
+
+    def _check_file(self, write: bool) -> None:
+        """Follow a SQLite file that was removed or replaced while the store was open.
+
+        An open SQLite connection keeps reading and writing the file it opened, even once that
+        file is deleted or another file is moved in its place (a restore from a backup, a new
+        store imported in its place): a long-running process would serve the old prompts and
+        write into a file nobody can see. So the file is checked before each write, and at most
+        once a second before reads; when it changed, every connection is dropped and the store
+        opens the file that is there now. A removed file is an error for reads; a write
+        creates a new store there when this store may create one.
+
+        Raises:
+            StoreError: the file was removed (and this is a read, or the store may not create).
+            StoreNotFoundError: a file that holds no store was put in its place.
+        """
+        path = self._file
+        if path is None:
+            return
+        now = time.monotonic()
+        if not write and now - self._file_checked < _FILE_CHECK_SECONDS:
+            return
+        self._file_checked = now
+        if _file_identity(path) == self._file_id:
+            return
+        with self._file_lock:
+            current = _file_identity(path)
+            if current == self._file_id:
+                return  # another thread followed it meanwhile
+            if self._reader is not None:
+                self._reader.close()
+            self._backend.engine.dispose()
+            if current is None and not (write and self._create):  # and so on at every check till it is back
+                raise StoreError(
+                    f"the SQLite prompt store {str(path)!r} was removed while it was open; put it back, or "
+                    "point --store or PROFILES_STORE_URL at the store to use (a write with `profiles store put` "
+                    "creates a new one there)"
+                )
+            self._open(self._create and write)
 
     def _run(self, work: Callable[[Connection], T], *, write: bool = False) -> T:
+        """``_execute`` on the store's current file (see ``_check_file``)."""
+        self._check_file(write)
+        return self._execute(work, write=write)
+
+    def _execute(self, work: Callable[[Connection], T], *, write: bool = False) -> T:
         """Run ``work`` in one transaction (``BEGIN IMMEDIATE`` on SQLite for writes), retrying a
         write that lost a race for a unique key, and translating database errors to StoreError."""
         from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -447,10 +526,11 @@ class PromptStore:
 
         Returns False when it was protected already. Who may protect, unprotect or force is for
         whatever sits in front of the store to decide (the HTTP API asks for its admin token).
+        `latest` is no label to move, so none to protect.
         """
         from profiles.store import queries
 
-        _check_label(label)
+        _check_movable(label)
         who = _check_text("the author", author)
         return self._run(lambda conn: queries.protect(conn, label, _now(), who), write=True)
 
@@ -623,7 +703,11 @@ class PromptStore:
         Raises:
             PromptNotFoundError: nothing matches; the message lists what was tried.
         """
+        if self._file is not None:
+            self._check_file(False)
         reader = self._reader or self._lookup()
+        if not isinstance(labels, (list, tuple)):
+            labels = _check_chain(labels)
         try:
             memo_key: Any = (name, language, model, tuple(labels), version)
             lookup = self._lookups.get(memo_key)
@@ -632,6 +716,8 @@ class PromptStore:
         if lookup is None:
             # `latest` asked for as a label is the newest version, as in a chain: no label may
             # be called that, so reading it literally could only ever find nothing
+            if not labels:
+                _check_chain(labels)
             chain = [None if label is None or label == _NEWEST else _check_label(label) for label in labels]
             if version is not None:
                 _check_version(version)
@@ -748,6 +834,8 @@ class PromptStore:
         from profiles.store import queries
         from profiles.store.sync import write_folder
 
+        _check_folder(directory, "export")
+
         def read(conn: Connection) -> dict[PromptKey, tuple[list[PromptVersion], dict[str, Any]]]:
             found = queries.all_prompts(conn)
             label_maps = queries.label_map(conn, list(found.values()))
@@ -782,6 +870,7 @@ class PromptStore:
         from profiles.store import queries
         from profiles.store.sync import read_folder
 
+        _check_folder(directory, "import_")
         records = read_folder(Path(directory))
         who = _check_text("the author", author)
         note = _check_text("the note", f"import from {directory}")
@@ -823,6 +912,24 @@ class PromptStore:
             return ImportResult(versions_added=added, labels_moved=moved)
 
         return self._run(write, write=True)
+
+
+#: Most seconds a read goes on from a SQLite file that was replaced or removed (writes check each time).
+_FILE_CHECK_SECONDS = 1.0
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """Which file `path` is now (device, inode), None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _check_folder(directory: object, method: str) -> None:
+    if isinstance(directory, bytes) or not isinstance(directory, (str, PathLike)):
+        raise StoreError(f"{method} takes a folder's path (text or pathlib.Path), got {type(directory).__name__}")
 
 
 def _lines(text: str) -> list[str]:

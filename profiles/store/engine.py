@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from profiles.errors import StoreError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sqlalchemy.engine import URL, Engine
 
 __all__ = ["StoreEngine", "create_store_engine", "parse_store_url"]
@@ -41,11 +43,21 @@ def parse_store_url(url: str) -> URL:
     try:
         parsed = make_url(text)
     except (ArgumentError, ValueError) as exc:
-        raise StoreError(f"cannot read the prompt store URL {text.split('@')[-1]!r}: {exc}") from exc
+        from profiles.store.failures import shown_text
+
+        # the parser's own words quote what it could not read, which may be the password (a port
+        # that is not a number is often user:password with the @host left out)
+        problem = "its port is not a number" if "int()" in str(exc) else "it is not scheme://user@host/db"
+        raise StoreError(
+            f"cannot read the prompt store URL {shown_text(text)!r}: {problem}; write it as "
+            "postgresql+psycopg://user:password@host:5432/db or sqlite:///path/to/store.db"
+        ) from None
     backend = parsed.get_backend_name()
     if backend in ("http", "https"):
+        from profiles.store.failures import shown_text
+
         raise StoreError(
-            f"{text.split('@')[-1]} names a server (`profiles serve`), not a database: the `store` provider reads "
+            f"{shown_text(text)} names a server (`profiles serve`), not a database: the `store` provider reads "
             "it (render, explain, check with --store or PROFILES_STORE_URL), but the store commands need the "
             "database's URL, sqlite:///… or postgresql+psycopg://…"
         )
@@ -75,6 +87,15 @@ class StoreEngine:
         self.url = url
         self.describe = describe
         self.driver_errors = driver_errors
+
+    @property
+    def file(self) -> Path | None:
+        """The SQLite file, None for PostgreSQL or an in-memory database."""
+        if not self.is_sqlite:
+            return None
+        from profiles.store.sqlite import sqlite_path
+
+        return sqlite_path(self.url)
 
     @property
     def is_sqlite(self) -> bool:

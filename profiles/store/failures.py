@@ -16,7 +16,7 @@ from profiles.errors import StoreError
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL
 
-__all__ = ["first_line", "shown_url", "translate_errors"]
+__all__ = ["first_line", "shown_text", "shown_url", "translate_errors"]
 
 
 def first_line(error: BaseException) -> str:
@@ -54,3 +54,30 @@ def shown_url(url: URL) -> str:
     if not hidden:
         return url.render_as_string(hide_password=True)
     return url.update_query_dict(hidden).render_as_string(hide_password=True).replace("=%2A%2A%2A", "=***")
+
+
+def shown_text(url: str) -> str:
+    """A URL that could not be parsed, as messages show it: what stands between `scheme://` and the
+    last `@` as `user:***`, and every credential's query value as `***`. Without an `@`, a
+    `host:port` whose port is no number may be `user:password` with the host left out: hidden too."""
+    from profiles.secrets import looks_like_credential
+
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return "***"
+    rest, mark, query = rest.partition("?")
+    if mark:
+        pairs = [part.partition("=") for part in query.split("&")]
+        query = "&".join(
+            f"{key}={'***' if looks_like_credential(key) else value}" if eq else key for key, eq, value in pairs
+        )
+    netloc, slash, path = rest.partition("/")
+    if "@" in netloc:
+        credentials, _, host = netloc.rpartition("@")
+        user, colon, _password = credentials.partition(":")
+        netloc = f"{user}:***@{host}" if colon else f"{user}@{host}"
+    else:
+        host, colon, port = netloc.rpartition(":")
+        if colon and not port.isdigit() and not netloc.endswith("]"):
+            netloc = f"{host}:***"
+    return f"{scheme}://{netloc}{slash}{path}{mark}{query}"

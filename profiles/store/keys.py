@@ -139,6 +139,9 @@ def make_key(name: str, language: str | None = None, model: str | None = None) -
     """
     if not isinstance(name, str) or not name.strip():
         raise StoreError(f"a prompt name must be non-empty text, got {name!r}")
+    for what, value in (("language", language), ("model", model)):
+        if value is not None and not isinstance(value, str):
+            raise StoreError(f"the {what} must be text (or None: any), got {type(value).__name__}")
     key = PromptKey(name, normalize_language(language), (model or "").strip())
     for what, value in (("prompt name", key.name), ("language", key.language), ("model", key.model)):
         check_text(what, value)

@@ -165,16 +165,15 @@ def arm_map(conn: Connection, prompt_ids: list[int]) -> dict[int, dict[str, Arms
     the label without knowing of them, and the label then serves that one version.
     """
     result: dict[int, dict[str, Arms]] = {prompt_id: {} for prompt_id in prompt_ids}
-    if not prompt_ids:
-        return result
-    rows = conn.execute(
-        select(label_arms.c.prompt_id, label_arms.c.label, label_arms.c.version, label_arms.c.weight)
-        .where(label_arms.c.prompt_id.in_(prompt_ids))
-        .order_by(label_arms.c.prompt_id, label_arms.c.label, label_arms.c.position)
-    )
     found: dict[tuple[int, str], list[tuple[int, int]]] = {}
-    for row in rows:
-        found.setdefault((row.prompt_id, row.label), []).append((row.version, row.weight))
+    for chunk in _chunks(prompt_ids):
+        rows = conn.execute(
+            select(label_arms.c.prompt_id, label_arms.c.label, label_arms.c.version, label_arms.c.weight)
+            .where(label_arms.c.prompt_id.in_(chunk))
+            .order_by(label_arms.c.prompt_id, label_arms.c.label, label_arms.c.position)
+        )
+        for row in rows:
+            found.setdefault((row.prompt_id, row.label), []).append((row.version, row.weight))
     if found:
         targets = label_map(conn, sorted({prompt_id for prompt_id, _ in found}))
         for (prompt_id, label), arms in found.items():
@@ -307,15 +306,23 @@ def unprotect(conn: Connection, label: str) -> bool:
 def label_map(conn: Connection, prompt_ids: list[int]) -> dict[int, dict[str, int]]:
     """Return ``{prompt_id: {label: version}}`` for those prompts."""
     result: dict[int, dict[str, int]] = {prompt_id: {} for prompt_id in prompt_ids}
-    if prompt_ids:
+    for chunk in _chunks(prompt_ids):
         rows = conn.execute(
-            select(labels.c.prompt_id, labels.c.label, labels.c.version).where(
-                labels.c.prompt_id.in_(prompt_ids)
-            )
+            select(labels.c.prompt_id, labels.c.label, labels.c.version).where(labels.c.prompt_id.in_(chunk))
         )
         for row in rows:
             result[row.prompt_id][row.label] = row.version
     return result
+
+
+#: Most ids one `IN (...)` names: PostgreSQL takes at most 65,535 parameters in a statement, and
+#: SQLite builds may take as few as 32,766, so a store of more prompts is read in parts.
+_IN_LIMIT = 10_000
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    """`ids` in parts of at most `_IN_LIMIT`, read in the caller's one transaction."""
+    return [ids[start : start + _IN_LIMIT] for start in range(0, len(ids), _IN_LIMIT)]
 
 
 def _record(

@@ -47,6 +47,11 @@ def create_sqlite_engine(url: URL, *, lock_timeout: float, create: bool = True) 
     from sqlalchemy import create_engine, event
 
     path = sqlite_path(url)
+    if path is not None and path.is_dir():
+        raise StoreError(
+            f"the SQLite prompt store {str(path)!r} is a folder, not a file; name the store's file instead, "
+            f"e.g. sqlite:///{path / 'store.db'}"
+        )
     if path is not None and not create and not path.is_file():
         raise StoreNotFoundError(
             f"no prompt store at {shown_url(url)}: {str(path)!r} does not exist; "

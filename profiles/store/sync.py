@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +113,11 @@ def _dump(key: PromptKey, records: list[PromptVersion], label_targets: dict[str,
             for record in records
         ],
     }
+    from ..safe_yaml import safe_load, text_bound
+
     text = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    if yaml.safe_load(text) != document:  # never write a file that reads back differently
+    # never write a file that reads back differently, read as `import` reads it
+    if safe_load(text, max_nodes=text_bound(text)) != document:
         text = yaml.safe_dump(document, sort_keys=False, allow_unicode=False, default_style='"', width=100)
     return text
 
@@ -155,6 +158,7 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     where = f"versions[{index}]: "
     if not isinstance(entry, dict):
         raise _fail(path, f"{where}expected a mapping")
+    _unknown(path, where, entry, _VERSION_FIELDS)
     number = entry.get("version")
     if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_NUMBER:
         raise _fail(path, f"{where}field 'version' must be a whole number from 1 to {MAX_NUMBER}, got {number!r}")
@@ -163,8 +167,12 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
         raise _fail(path, f"{where}field 'content' must be non-empty text")
     try:
         created_at = datetime.fromisoformat(_text(path, entry, "created_at", where))
-    except ValueError as exc:
-        raise _fail(path, f"{where}field 'created_at' must be an ISO 8601 time ({exc})") from exc
+        if created_at.tzinfo is not None:  # the store keeps UTC, which may fall outside years 1 to 9999
+            created_at.astimezone(timezone.utc)
+    except (ValueError, OverflowError) as exc:
+        raise _fail(
+            path, f"{where}field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC ({exc})"
+        ) from exc
     texts = {name: _text(path, entry, name, where) for name in ("author", "note")}
     try:  # what `put` refuses must not come in by a file either
         check_content("field 'content'", content)
@@ -184,19 +192,46 @@ def _parse_version(path: Path, key: PromptKey, index: int, entry: Any) -> Prompt
     )
 
 
+#: The fields of a store file, and of each of its versions: anything else is a typo (`lables:`)
+#: whose value an import would drop without a word.
+_FIELDS = ("name", "language", "model", "labels", "versions")
+_VERSION_FIELDS = ("version", "created_at", "author", "note", "content")
+
+
+def _unknown(path: Path, where: str, entry: dict[Any, Any], known: tuple[str, ...]) -> None:
+    extra = [key for key in entry if key not in known]
+    if extra:
+        raise _fail(path, f"{where}unknown field {str(extra[0])!r}; the fields are {', '.join(known)}")
+
+
 def _parse(path: Path) -> PromptRecord:
-    from ..safe_yaml import safe_load  # bounded: a store file is as untrusted as a persona
+    # bounded: a store file is as untrusted as a persona; duplicate keys are refused, not kept last
+    from ..errors import ConfigError
+    from ..safe_yaml import read_documents, text_bound
 
     try:
-        document = safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+        # a prompt's every version is one file, so its values are bounded by its length, not by
+        # the count a persona may hold: an export of ten thousand versions reads back
+        documents, issues, _ = read_documents(text, str(path), max_nodes=text_bound(text))
+    except (OSError, UnicodeDecodeError) as exc:
         raise _fail(path, f"cannot read it ({exc})") from exc
+    except ConfigError as exc:
+        issue = exc.issues[0]
+        at = f"line {issue.line}, column {issue.column}: " if issue.line is not None else ""
+        raise _fail(path, f"cannot read it ({at}{issue.message})") from None
+    for issue in issues:
+        if issue.code == "duplicate_key":  # `labels: {production: 1, production: 2}` moved it to 2 silently
+            raise _fail(path, f"line {issue.line}, column {issue.column}: {issue.message}")
+    if len(documents) > 1:
+        raise _fail(path, "holds several YAML documents (---); keep one prompt key per file")
+    document = documents[0] if documents else None
     if not isinstance(document, dict):
         raise _fail(path, "expected a mapping with name, language, model, labels and versions")
+    _unknown(path, "", document, _FIELDS)
+    texts = [_text(path, document, part) for part in ("name", "language", "model")]
     try:
-        key = make_key(
-            _text(path, document, "name"), _text(path, document, "language"), _text(path, document, "model")
-        )
+        key = make_key(*texts)
     except StoreError as exc:
         raise _fail(path, exc.message) from exc
     raw_versions = document.get("versions")

@@ -190,6 +190,47 @@ def test_a_body_the_json_reader_gives_up_on_says_why(client, body, says):
     assert client.get("/api/health").json()["status"] == "ok"
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "says"),
+    [
+        ("/api/personas/planner.yaml/render", '{"variables": {"agents": "Zoë"}}'.encode("latin-1"), "byte 0xeb at"),
+        ("/api/store/put", b'{"name": "a", "content": "\xff"}', "byte 0xff at position 26"),
+    ],
+)
+def test_a_body_that_is_not_utf8_says_so_and_where(client, writer, route, body, says):
+    """JSON is UTF-8; a body in Latin-1 (or with a stray byte) is a 400 naming the byte and where it is,
+    not "There was an error parsing the body"."""
+    answer = client.post(route, content=body, headers={**JSON, **writer})
+    message = answer.json()["message"]
+    assert answer.status_code == 400 and "not UTF-8" in message and says in message, answer.text
+    assert client.get("/api/health").json()["status"] == "ok"
+
+
+def test_a_listed_persona_whose_file_name_holds_a_backslash_can_be_read(start, tmp_path):
+    """POSIX lets a file name hold a backslash; the list (and the MCP prompts) named such a persona,
+    and every read of it took the backslash for a folder separator: "no persona 'back\\\\slash.yaml'"."""
+    (tmp_path / "back\\slash.yaml").write_text("name: Ada\nrole: Tester\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "inner.yaml").write_text("name: Grace\nrole: Tester\n", encoding="utf-8")
+    with start(tmp_path) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        assert [item["path"] for item in http.get("/api/personas").json()["personas"]] == ["back\\slash.yaml"]
+        read = http.get("/api/personas/back%5Cslash.yaml")
+        assert read.status_code == 200 and read.json()["name"] == "Ada", read.text
+        assert "You are Ada." in http.get("/personas/back%5Cslash.yaml").text
+        # where no such file is there, a backslash still reads as a folder separator
+        assert http.get("/api/personas/sub%5Cinner.yaml").json()["name"] == "Grace"
+
+
+def test_a_variable_given_twice_in_a_prompt_query_is_refused(client):
+    """`?var.agents=A&var.agents=B` says two things; the last won without a word, as a JSON body's
+    key named twice did."""
+    answer = client.get("/api/personas/planner.yaml/prompts/system?var.agents=Booker&var.agents=Payer")
+    assert answer.status_code == 422
+    assert answer.json()["message"] == "'var.agents' is given twice; give each variable once"
+    once = client.get("/api/personas/planner.yaml/prompts/system?var.agents=Booker")
+    assert once.status_code == 200 and "Booker" in once.json()["text"]
+
+
 def test_a_render_that_trips_a_bound_is_a_4xx_and_the_server_keeps_serving(client):
     tripped = client.post("/api/personas/bounded.yaml/render", json={"kind": "user", "question": "q"})
     assert tripped.status_code == 422

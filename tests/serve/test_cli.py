@@ -142,6 +142,13 @@ def test_a_server_never_uses_itself_as_its_store(runner):
         (["nope/"], {}, "give the folder of persona files"),
         ([str(CONFIGS / "planner.yaml")], {}, "is a file"),
         ([str(CONFIGS)], {"PROFILES_SERVE_TOKEN": "short"}, "at least 16"),
+        # sent as UTF-8 in a header, read back as Latin-1: such a token could never match
+        ([str(CONFIGS)], {"PROFILES_SERVE_TOKEN": "pässwörd-0123456789"}, "holds 'ä', which an Authorization"),
+        (
+            [str(CONFIGS)],
+            {"PROFILES_SERVE_TOKEN": "0123456789abcdefgh", "PROFILES_SERVE_ADMIN_TOKEN": "admin\t0123456789abc"},
+            "PROFILES_SERVE_ADMIN_TOKEN holds '\\t'",
+        ),
     ],
 )
 def test_mistakes_are_one_error_line(runner, monkeypatch, args, env, message):

@@ -136,6 +136,88 @@ def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_stdio(persona
     assert got[3]["result"]["messages"][0]["content"]["text"].startswith("You are Aristotle.")
 
 
+def _answers_over_stdio(root, lines, ids):
+    """Send `lines` to `profiles mcp root` after the handshake; the answers to `ids`, by id."""
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    handshake = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "profiles", "mcp", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    answers: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [answers.put(line) for line in process.stdout], daemon=True).start()
+    try:
+        for line in handshake + lines:
+            process.stdin.write(line + "\n")
+            process.stdin.flush()
+        got = {}
+        while not set(ids) <= set(got):
+            answer = json.loads(answers.get(timeout=60))  # queue.Empty: a request went unanswered
+            got[answer.get("id")] = answer
+    finally:
+        process.stdin.close()
+        process.wait(20)
+    return got
+
+
+def test_requests_the_sdk_reader_drops_are_answered_over_stdio(persona_root):
+    """The SDK's stdio reader gave up without a word on a line that is not JSON or not JSON-RPC 2.0,
+    so a client waited for ever for the answer; a line naming its id is answered with what is wrong.
+    A line spelling half a surrogate pair and nested past Python's reader stopped the server."""
+    lines = [
+        '{"jsonrpc": "2.0", "id": 1, "method": "ping",}',
+        '{"jsonrpc": "2.0", "id": 2, "method": 5}',
+        '{"jsonrpc": "1.0", "id": 3, "method": "ping"}',
+        '{"jsonrpc": "2.0", "id": 4, "method": "prompts/get", "params": []}',
+        '{"jsonrpc": "2.0", "id": 5, "method": "prompts/list", "params": {"cursor": 5}}',
+        '{"jsonrpc": "2.0", "id": 6, "method": "ping", "params": {"a": "\\ud800", "b": ' + "[" * 5000,
+        "not json, and no id to answer",
+        '{"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "summarizer.system"}}',
+    ]
+    got = _answers_over_stdio(persona_root, lines, range(1, 8))
+    said = {ident: got[ident]["error"]["message"] for ident in range(1, 7)}
+    assert all(got[ident]["error"]["code"] == INVALID_PARAMS for ident in range(1, 7)), got
+    assert said[1].startswith("request: the line is not JSON (Expecting property name") and "column 46" in said[1]
+    assert said[2] == "request: 'method' must be the method's name as text, got int"
+    assert said[3] == 'ping: "jsonrpc" must be "2.0", got "1.0"'
+    assert said[4] == "prompts/get: 'params' must be an object, got list"
+    assert said[5].startswith("prompts/list: 'cursor' must be text")
+    assert said[6].startswith("request: the line nests arrays or objects too deeply")
+    assert got[7]["result"]["messages"][0]["content"]["text"].startswith("You are Aristotle.")
+
+
+def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_http(live):
+    """Over HTTP the SDK answered such a request "Parse error: unexpected end of hex escape", of an
+    escape that is whole; it is answered as over stdio, naming the place."""
+    body = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "prompts/get", '
+        '"params": {"name": "triage", "arguments": {"ticket": "\\ud800"}}}'
+    )
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(base_url=live.base, timeout=30) as http:
+        answer = http.post("/mcp/", content=body.encode(), headers=headers).json()
+        assert answer["id"] == 7 and answer["error"]["code"] == INVALID_PARAMS, answer
+        assert answer["error"]["message"].startswith(
+            "prompts/get: params.arguments.ticket holds '\\ud800', half of a surrogate"
+        ), answer
+        # an escape of a whole character (a pair, or one outside the surrogates) is read as it was
+        fine = body.replace("\\ud800", "\\ud83d\\ude00 \\u00e9")
+        got = http.post("/mcp/", content=fine.encode(), headers=headers).json()
+        assert "😀 é" in got["result"]["messages"][1]["content"]["text"], got
+        # one nested past Python's reader as well is the SDK's parse error, not an internal error
+        deep = body.replace('"triage"', '"triage", "x": ' + "[" * 5000)
+        assert http.post("/mcp/", content=deep.encode(), headers=headers).status_code == 400
+        listing = {"jsonrpc": "2.0", "id": 8, "method": "prompts/list", "params": {"cursor": 5}}
+        error = http.post("/mcp/", json=listing, headers=headers).json()["error"]
+        assert error["code"] == INVALID_PARAMS and error["message"].startswith("prompts/list: 'cursor' must be text")
+
+
 def test_prompts_over_streamable_http(live):
     async def main() -> None:
         async with over_http(live.base) as session:

@@ -126,6 +126,43 @@ def test_invalid_writes_are_422_and_write_nothing(served):
     assert served.get("/api/store/prompts").json()["prompts"] == []
 
 
+@pytest.mark.parametrize("field", ["name", "label", "author", "note", "language", "model"])
+def test_half_a_surrogate_pair_in_a_put_is_named_with_its_field(served, field):
+    """JSON may spell "\\udc00", which no text holds; pydantic said only "unable to parse raw data
+    as a unicode string"."""
+    body = {"name": "n", "content": "x", field: "a\\udc00"}
+    raw = ", ".join(f'"{key}": "{value}"' for key, value in body.items())
+    headers = {**AUTH, "content-type": "application/json"}
+    answer = served.post("/api/store/put", content=f"{{{raw}}}".encode(), headers=headers)
+    assert answer.status_code == 422, answer.text
+    problem = answer.json()["problems"][0]
+    assert problem["where"] == field and problem["message"].startswith("holds \\udc00, half of a UTF-16 surrogate pair")
+    assert "write the character itself" in answer.json()["message"]
+    assert served.get("/api/store/prompts").json()["prompts"] == []
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "where"),
+    [
+        ("label", {"label": "production", "version": True}, "version"),
+        ("label", {"label": "production", "version": "2"}, "version"),
+        ("label", {"label": "production", "version": 2, "expect": True}, "expect"),
+        ("label", {"label": "production", "version": 2, "force": "yes"}, "force"),
+        ("label", {"label": "production", "version": 2, "force": 1}, "force"),
+        ("rollout", {"label": "production", "arms": {"1": True, "2": 1}}, "arms.1"),
+        ("rollout", {"label": "production", "arms": {"1": "90", "2": "10"}}, "arms.1"),
+    ],
+)
+def test_a_label_write_of_the_wrong_type_is_refused_not_read_as_another_value(served, route, body, where):
+    """JSON's true is no version 1 and "yes" is no force: read leniently, {"version": true} moved
+    the label to v1 and {"force": "yes"} forced a protected label."""
+    _put(served, "t/name", "Ada", label="production")
+    _put(served, "t/name", "Grace")
+    answer = served.post(f"/api/store/{route}", json={"name": "t/name", **body}, headers=AUTH)
+    assert answer.status_code == 422 and answer.json()["problems"][0]["where"] == where, answer.text
+    assert served.get("/api/store/moves", params={"name": "t/name"}).json()["moves"][-1]["to_version"] == 1
+
+
 @pytest.mark.parametrize(
     ("body", "content_type", "says"),
     [

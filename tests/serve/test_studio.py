@@ -87,6 +87,27 @@ def test_persona_page_fills_inputs_from_samples_and_shows_render_errors(client):
     assert tripped.status_code == 200 and "LimitExceeded" in tripped.text
 
 
+def test_links_of_a_persona_whose_file_name_holds_a_percent_sign_lead_back_to_it(start, tmp_path):
+    """The compare link and the sign-in link's way back were the page's path with a `%41` of the
+    file's name left as it was, so they led to `50A.yaml`, a persona that is not there."""
+    import html
+    from urllib.parse import parse_qs, urlsplit
+
+    (tmp_path / "50%41.yaml").write_text(
+        "name: Ada\nrole: Tester\ndeployments:\n  prod:\n    name: Grace\n", encoding="utf-8"
+    )
+    with start(tmp_path) as live, httpx.Client(base_url=live.base, timeout=30) as http:
+        shown = http.get("/personas/50%2541.yaml")
+        assert shown.status_code == 200 and "You are Ada." in shown.text
+        link = html.unescape(re.search(r'href="([^"]+)"[^>]*id="compare-link"', shown.text).group(1))
+        assert link.startswith("/personas/50%2541.yaml/compare?")
+        compared = http.get(link)
+        assert compared.status_code == 200 and "Grace" in compared.text, compared.text[:500]
+        sign_in = html.unescape(re.search(r'href="([^"]+)" id="sign-in"', shown.text).group(1))
+        back = parse_qs(urlsplit(sign_in).query)["next"][0]
+        assert back == "/personas/50%2541.yaml" and http.get(back).status_code == 200
+
+
 def test_broken_personas_show_their_problems_inline(client):
     listed = client.get("/").text
     assert "broken.yaml:3:1" in listed and "colour" in listed
@@ -126,12 +147,36 @@ def test_review_shows_what_will_change(studio):
     assert 'id="unchanged"' in same.text and 'id="confirm-move"' not in same.text
 
 
+def test_review_of_a_rolled_out_label_shows_its_arms_and_can_end_the_rollout(studio):
+    key = {"name": "greet/<b>name</b>"}
+    arms = {"1": 90, "2": 10}
+    rolled = studio.post("/api/store/rollout", json={**key, "label": "canary", "arms": arms}, headers=AUTH)
+    assert rolled.status_code == 200
+    # pinning the label to its first arm ends the rollout: a change, to be confirmed like any other
+    review = studio.get("/store/label", params={**key, "label": "canary", "version": 1})
+    assert re.search(r'id="now">v1:90, v2:10 ', review.text)
+    assert 'id="unchanged"' not in review.text and 'id="confirm-move"' in review.text
+    assert 'id="ends-rollout"' in review.text
+    expect = re.search(r'name="expect" value="(\d+)"', review.text).group(1)
+    moved = _move(studio, review, token=TOKEN, label="canary", version="1", expect=expect)
+    assert moved.status_code == 303
+    listed = studio.get("/api/store/prompts").json()["prompts"]
+    assert [(item["labels"]["canary"], item["rollouts"]) for item in listed if item["name"] == key["name"]] == [
+        (1, {})
+    ]
+    # a label that is not rolled out and already points there is still "nothing would change"
+    same = studio.get("/store/label", params={**key, "label": "canary", "version": 1})
+    assert 'id="unchanged"' in same.text and 'id="confirm-move"' not in same.text
+
+
 def test_a_label_moves_only_with_the_token(studio):
     review = studio.get("/store/label", params={"name": "greet/<b>name</b>", "label": "production", "version": 2})
     refused = _move(studio, review)
-    assert refused.status_code == 401 and "writes need a token" in refused.text
+    # the page's own words: a browser sends no Authorization header, as the API's refusal would say
+    assert refused.status_code == 401 and "moving a label needs the token" in refused.text
+    assert "into the Token field, or sign in first" in refused.text and "Authorization" not in refused.text
     wrong = _move(studio, review, token="not-it")
-    assert wrong.status_code == 401
+    assert wrong.status_code == 401 and "that is not the token" in wrong.text and "Authorization" not in wrong.text
     assert (
         studio.get("/api/store/prompt", params={"name": "greet/<b>name</b>", "label": "production"}).json()["version"]
         == 1

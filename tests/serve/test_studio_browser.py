@@ -89,6 +89,82 @@ def test_compare_two_store_versions(visit, store_server):
     _clean(visit)
 
 
+def test_a_prompt_whose_name_holds_a_line_break_can_be_compared_and_labelled(visit, store_server):
+    """A browser sends each line break of a form's value as CR LF: the compare and label forms of a
+    prompt named with a line feed (which the API takes) asked for a prompt the store lacks."""
+    name = "two\nlines"
+    for content in ("First.\n", "Second.\n"):
+        put = httpx.post(store_server.base + "/api/store/put", json={"name": name, "content": content}, headers=AUTH)
+        assert put.status_code == 201
+    page = visit.page
+    page.goto(store_server.base + "/store")
+    with page.expect_navigation():
+        page.click("#prompts tr:has-text('lines') a.prompt-link")
+    with page.expect_navigation():
+        page.click("#compare-button")
+    assert "name=two%0D%0Alines" in page.url  # what the browser sent
+    assert page.locator("#diff tr.changed td.right ins").inner_text() == "Second"
+    with page.expect_navigation():
+        page.go_back()
+    page.fill("#label-name", "production")
+    with page.expect_navigation():
+        page.click("#review-button")
+    assert page.locator("#after").inner_text() == "v2"
+    page.fill("#token", TOKEN)
+    with page.expect_navigation():
+        page.click("#confirm-button")
+    assert page.locator("#notice").inner_text() == "Moved label production to v2."
+    listed = httpx.get(store_server.base + "/api/store/prompts").json()["prompts"]
+    assert {item["name"]: item["labels"] for item in listed}[name] == {"production": 2}
+    assert "two\r\nlines" not in {item["name"] for item in listed}  # nothing written under the sent name
+    _clean(visit)
+
+
+#: Where a piece of an element's text is drawn: the left edge of the first text node holding it.
+_LEFT_OF = """([selector, piece]) => {
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const at = node.data.indexOf(piece);
+    if (at >= 0) {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + piece.length);
+      return range.getBoundingClientRect().left;
+    }
+  }
+  return null;
+}"""
+
+
+def test_a_bidi_control_in_a_stored_name_or_label_does_not_reverse_the_studios_own_words(visit, store_server):
+    """A right-to-left override (U+202E) in a prompt's name or a label, which the API takes, reversed
+    every word after it on the review page: its button read "Move x2v ot", its heading "lliw ...".
+    Each stored value is isolated, so only the value itself is drawn right to left."""
+    name, label = "rtl\u202eevil", "x\u202e"
+    for content in ("First.\n", "Second.\n"):
+        put = httpx.post(store_server.base + "/api/store/put", json={"name": name, "content": content}, headers=AUTH)
+        assert put.status_code == 201
+    moved = httpx.post(
+        store_server.base + "/api/store/label", json={"name": name, "label": label, "version": 1}, headers=AUTH
+    )
+    assert moved.status_code == 200
+    page = visit.page
+    page.goto(store_server.base + "/store/label?" + str(httpx.QueryParams(name=name, label=label, version=2)))
+    assert page.locator("#after").inner_text() == "v2"
+    left = lambda selector, piece: page.evaluate(_LEFT_OF, [selector, piece])  # noqa: E731
+    for selector, first, then in (
+        ("#confirm-button", "to", "v2"),
+        ("main h2", "will", "instead"),
+        ("#diff thead th", "v1", "(now)"),
+        ("main h1", "of", "?"),
+    ):
+        assert left(selector, first) < left(selector, then), (selector, first, then)
+    visit.shot("bidi-review")
+    page.goto(store_server.base + "/store/diff?" + str(httpx.QueryParams({"name": name, "from": 1, "to": 2})))
+    assert left("main h1", "v1") < left("main h1", "v2")
+    _clean(visit)
+
+
 def test_moving_a_label_is_refused_without_the_token_and_done_with_it(visit, store_server):
     page = visit.page
     page.goto(store_server.base + "/store/prompt?name=support/system")
@@ -102,7 +178,7 @@ def test_moving_a_label_is_refused_without_the_token_and_done_with_it(visit, sto
     _clean(visit)
     with page.expect_navigation():  # no token
         page.click("#confirm-button")
-    assert "writes need a token" in page.locator("#error").inner_text()
+    assert "moving a label needs the token" in page.locator("#error").inner_text()
     visit.shot("move-refused")
     assert (
         httpx.get(
@@ -140,6 +216,18 @@ def test_the_sign_in_link_signs_the_browser_in(visit, store_server):
         page.click("#confirm-button")
     assert page.locator("#notice").inner_text() == "Moved label production to v2."
     _clean(visit)
+
+
+def test_a_sign_in_link_whose_token_holds_a_bare_percent_sign_still_signs_in(visit, start, sqlite_url):
+    """A token set by hand may hold '%' (PROFILES_SERVE_TOKEN=100%-…); typed into the sign-in link,
+    decoding it threw in the page and the browser was left on the sign-in form, not signed in."""
+    token = "100%-sure-0123456789abcdef"
+    with start(store_url=sqlite_url, token=token) as live:
+        page = visit.page
+        page.goto(f"{live.base}/login#token={token}")
+        page.wait_for_url(live.base + "/")
+        assert page.locator("#signed-in").is_visible() and "#token" not in page.url
+        _clean(visit)
 
 
 def test_hostile_names_stay_text_in_the_browser(visit, live):

@@ -225,3 +225,75 @@ def test_store_reopens_with_its_data(store_url, store):
     with PromptStore(store_url) as again:
         assert again.get("s", label="production").content == "persisted"
         assert again.put("s", "next").version == 2
+
+
+def test_list_of_a_store_of_seventy_thousand_prompts(store_url, store, tmp_path):
+    """More prompt keys than PostgreSQL takes parameters in one statement (65,535): the labels and
+    rollouts of every one are listed, where the listing failed as if the server were down."""
+    from sqlalchemy import create_engine, text
+
+    store.put("seed", "first", label="production")
+    count = 70_000
+    engine = create_engine(store_url)
+    now = "2026-01-05 10:00:00"
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompts (id, name, language, model, created_at) "
+                "VALUES (:id, :name, '', '', :now)"
+            ),
+            [{"id": 10 + n, "name": f"p{n:05d}", "now": now} for n in range(count)],
+        )
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompt_versions (prompt_id, version, content, created_at, author, note) "
+                "VALUES (:id, 1, 'text', :now, '', '')"
+            ),
+            [{"id": 10 + n, "now": now} for n in range(count)],
+        )
+        conn.execute(
+            text(
+                "INSERT INTO profiles_prompt_labels (prompt_id, label, version, updated_at) "
+                "VALUES (:id, 'production', 1, :now)"
+            ),
+            [{"id": 10 + n, "now": now} for n in range(count)],
+        )
+    engine.dispose()
+    store.put("p69999", "second")
+    store.rollout("p69999", "canary", {1: 90, 2: 10})
+
+    summaries = store.list()
+    assert len(summaries) == count + 1
+    assert all(dict(summary.labels).get("production") == 1 for summary in summaries)
+    assert dict(summaries[-2].rollouts) == {"canary": ((1, 90), (2, 10))}  # p69999, then seed
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: s.find("a", labels="production"), "labels= is a list of labels"),  # not p, r, o, d, …
+        (lambda s: s.find("a", labels=None), "labels= is a list of labels"),
+        (lambda s: s.match("a", labels=[]), "at least one label"),
+        (lambda s: s.rollout("a", "canary", None), "a rollout is a mapping of version to weight"),
+        (lambda s: s.rollout("a", "canary", 5), "a rollout is a mapping of version to weight"),
+        (lambda s: s.put("a", "text", language=5), "the language must be text"),
+        (lambda s: s.history("a", model=["gpt-4o"]), "the model must be text"),
+        (lambda s: s.get("a", language=b"zh"), "the language must be text"),
+        (lambda s: s.export(None), "export takes a folder's path"),
+        (lambda s: s.import_(5), "import_ takes a folder's path"),
+    ],
+)
+def test_arguments_of_the_wrong_type_are_a_store_error(store, call, message):
+    """Each says what the argument takes, instead of a TypeError or AttributeError from inside, or a
+    label chain given as one text read as the labels of its letters."""
+    store.put("a", "one", label="production")
+    with pytest.raises(StoreError, match=message):
+        call(store)
+    assert [summary.name for summary in store.list()] == ["a"]
+
+
+def test_a_label_chain_given_as_a_generator_is_read_once(store):
+    """tuple(labels) for the memo used to drain a generator, leaving the lookup an empty chain."""
+    store.put("a", "one", label="production")
+    store.put("a", "two")
+    assert store.find("a", labels=(label for label in ["production", None]))[0].version == 1

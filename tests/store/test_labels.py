@@ -307,6 +307,10 @@ def test_latest_is_not_a_label_to_move(store, tmp_path):
         store.import_(folder)
     assert [summary.name for summary in store.list()] == ["s"] and store.history("s")[-1].version == 3
     assert all(move.label != "latest" for move in store.moves("s"))
+    # nor one to protect: protected, it made every move of it say it needs the admin token instead
+    with pytest.raises(StoreError, match="'latest' is not a label to move"):
+        store.protect("latest")
+    assert store.protected_labels() == ()
 
 
 def test_reading_the_label_latest_gives_the_newest_version(store):

@@ -136,6 +136,34 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
             "label ' prod': a label must be non-empty",
         ),
         (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '9999-12-31T23:00:00-05:00'}\n",
+            "versions[0]: field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC",
+        ),
+        (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '0001-01-01T00:00:00+01:00'}\n",
+            "versions[0]: field 'created_at' must be an ISO 8601 time in the years 1 to 9999 UTC",
+        ),
+        (
+            "name: a\nlabels: {production: 1, production: 2}\nversions:\n"
+            "- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
+            "- {version: 2, content: y, created_at: '2026-01-01T00:00:00'}\n",
+            "line 2, column 25: duplicate key 'production' (first at line 2)",
+        ),
+        (
+            "name: a\nlabels: {canary: {1: 90, 1: 10}}\nversions:\n"
+            "- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n",
+            "duplicate key '1'",
+        ),
+        ("name: a\nversions: []\nname: b\n", "line 3, column 1: duplicate key 'name'"),
+        ("name: a\nlables: {production: 1}\n", "unknown field 'lables'; the fields are name, language, model, labels"),
+        (
+            "name: a\nversions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00', notes: why}\n",
+            "versions[0]: unknown field 'notes'; the fields are version, created_at, author, note, content",
+        ),
+        ("name: a\n---\nname: b\n", "holds several YAML documents"),
+        ("name: [a]\n", "field 'name' must be text, got list"),
+        ("name: a\nmodel: 5\n", "field 'model' must be text, got int"),
+        (
             "name: a\nlabels: {production: 1, production: 2}\n"
             "versions:\n- {version: 1, content: x, created_at: '2026-01-01T00:00:00'}\n"
             "- {version: 2, content: y, created_at: '2026-01-01T00:00:00'}\n",
@@ -144,11 +172,13 @@ def test_conflicting_version_is_refused_and_nothing_is_imported(store, tmp_path)
     ],
 )
 def test_malformed_files_name_the_file(store, tmp_path, document, problem):
-    """Each malformed file gives a StoreError naming the file and the problem."""
+    """Each malformed file gives a StoreError naming the file and the problem, once."""
     (tmp_path / "broken.yaml").write_text(document)
     with pytest.raises(StoreError) as caught:
         store.import_(tmp_path)
-    assert "broken.yaml" in str(caught.value) and problem in str(caught.value)
+    message = str(caught.value)
+    assert "broken.yaml" in message and problem in message
+    assert message.count("broken.yaml") == 1 and message.count("fix the file") <= 1
     assert store.list() == ()
 
 
@@ -313,3 +343,36 @@ def test_an_export_replaces_a_link_in_the_folder_rather_than_writing_through_it(
     (path,) = store.export(folder)
     assert outside.read_text() == "keep me\n"
     assert not path.is_symlink() and "Ada" in path.read_text()
+
+
+def test_a_prompt_with_ten_thousand_versions_round_trips(store, other_store, tmp_path):
+    """A prompt's every version is one file: one of 9,200 versions (over 100,000 values, the bound a
+    persona file has) exports, imports into an empty store and reads back the same, labels and all."""
+    versions = [
+        {"version": n, "created_at": "2026-01-05T10:00:00+00:00", "author": "ci", "note": "", "content": f"v{n}"}
+        for n in range(1, 9_201)
+    ]
+    document = {"name": "busy", "language": "", "model": "", "labels": {"production": 9_000}, "versions": versions}
+    (tmp_path / "in").mkdir()
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    (tmp_path / "in" / "busy.yaml").write_text(yaml.dump(document, Dumper=dumper, sort_keys=False), encoding="utf-8")
+
+    assert store.import_(tmp_path / "in").versions_added == 9_200
+    store.export(tmp_path / "out")
+    assert other_store.import_(tmp_path / "out").versions_added == 9_200
+    assert _everything(other_store) == _everything(store)
+    assert other_store.get("busy", label="production").content == "v9000"
+
+
+def test_a_long_store_file_still_refuses_an_alias_bomb(store, tmp_path):
+    """The bound grows with the text, not with what aliases expand to: a short file whose aliases
+    expand past its own length is refused, and nothing is imported."""
+    bomb = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for level in "bcdef":
+        previous = chr(ord(level) - 1)
+        bomb.append(f"{level}: &{level} [{', '.join(f'*{previous}' for _ in range(10))}]")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bomb.yaml").write_text("\n".join(bomb) + "\n", encoding="utf-8")
+    with pytest.raises(StoreError, match="expands to over 100000 values"):
+        store.import_(tmp_path / "in")
+    assert store.list() == ()

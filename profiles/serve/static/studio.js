@@ -16,7 +16,12 @@
   // no server log ever sees; fill the form with it and send it.
   var login = document.getElementById("login");
   if (login && location.hash.indexOf("#token=") === 0) {
-    var token = decodeURIComponent(location.hash.slice(7));
+    var token = location.hash.slice(7);
+    try {
+      token = decodeURIComponent(token);
+    } catch (error) {
+      // a '%' that starts no escape (a token typed into the link by hand) is the token's own
+    }
     history.replaceState(null, "", location.pathname + location.search);
     if (token) {
       login.querySelector("input[name=token]").value = token;
