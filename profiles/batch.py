@@ -11,12 +11,14 @@ Output goes one of two ways:
   `<id>.prompts.json` beside it when prompts are rendered; each written to a temporary file and
   moved into place with `os.replace`, and synced once per chunk. The checkpoint is
   `OUT/.checkpoint.json` (`OUT/.checkpoint-IofN.json` for a shard, so shards can share a folder).
-  Two rows of one run with the same id would share a file: the second is a bad row.
+  Two rows of one run with the same id (or ids giving one file name) would share a file: the
+  second is a bad row, and so is a shard's row whose file another shard's id already holds.
 
 After a crash, a kill or Ctrl-C, `resume=True` (`--resume`) cuts the output back to the length the
 checkpoint recorded (dropping a torn last line and any line written after the last checkpoint),
 skips the rows already done and goes on: the result has exactly the lines of an uninterrupted run.
-A checkpoint is refused when the dataset, mapping, base persona, shard or render options changed.
+A checkpoint is refused when the dataset (or the format it is read as), mapping, base persona, shard
+or render options changed.
 A run that completes removes its checkpoint: it served only to resume that run.
 
 Output that cannot be written (a full disk, a read-only folder, a path under a file) is an
@@ -115,6 +117,9 @@ class BatchReport:
     out: Path
     written: int = 0
     failed: int = 0
+    #: Bad rows whose issues the errors file holds: fewer than `failed` when a run without
+    #: `collect` left some out before this one resumed it.
+    listed: int = 0
     rows_done: int = 0
     resumed_from: int = 0
     complete: bool = False
@@ -475,6 +480,7 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
     else:
         sinks = {"jsonl": _JsonlSink, "parquet": _ParquetSink, "folder": _FolderSink}
         sink = sinks[_out_kind(options.out)](options)
+    _refuse_overwriting_inputs(options, sink)
     report = BatchReport(out=options.out, errors_file=sink.errors_path if options.on_error == "collect" else None)
     state = sink.open(_fingerprint(options, factory))
     if state.get("complete"):
@@ -484,9 +490,11 @@ def run_batch(options: BatchOptions, progress: Callable[[int, int | None], None]
             state["written"],
             state["failed"],
         )
+        report.listed = state.get("listed", report.failed)
         return report
     report.resumed_from = report.rows_done = state["rows_done"]
     report.written, report.failed = state["written"], state["failed"]
+    report.listed = state.get("listed", report.failed)
     try:
         return _run_rows(options, factory, sink, report, progress)
     except BaseException:
@@ -727,6 +735,7 @@ def _bad_row(options: BatchOptions, sink: _Sink, report: BatchReport, result: Ro
         raise DatasetRowError(list(result.issues))
     report.failed += 1
     if options.on_error == "collect":
+        report.listed += 1
         sink.add_issues(result.issues)
         room = SHOWN_ISSUES - len(report.issues)
         if room > 0:
@@ -745,6 +754,29 @@ def _out_kind(out: Path) -> str:
     return "folder"
 
 
+def _refuse_overwriting_inputs(options: BatchOptions, sink: _Sink) -> None:
+    """Refuse an output (or its errors file or checkpoint) that is one of the files the batch reads:
+    `--force` removed the dataset before reading it, and the batch wrote 0 personas over it."""
+    if str(options.out) == STDOUT:
+        return
+    inputs = [("the dataset (--from)", options.source), ("the mapping (--map)", options.mapping),
+              ("the base persona (--base)", options.base)]  # fmt: skip
+    outputs = [options.out, sink.errors_path, sink.checkpoint_path]
+    for what, source in inputs:
+        if source is None:
+            continue
+        for output in outputs:
+            try:
+                same = os.path.samefile(source, output)
+            except (OSError, ValueError):  # either does not exist (yet), or cannot be compared
+                same = False
+            if same:
+                raise BatchError(
+                    f"--out {options.out} would write over {what}, {source}; name another --out"
+                    + ("" if output == options.out else f" (it writes {output})")
+                )
+
+
 def _digest(path: Path | None) -> str | None:
     if path is None:
         return None
@@ -760,6 +792,7 @@ def _fingerprint(options: BatchOptions, factory: DatasetProfileFactory) -> dict[
         "source": str(options.source.resolve()),
         "source_size": stat.st_size,
         "source_mtime_ns": stat.st_mtime_ns,
+        "format": factory.format,  # the same file read as CSV or as TSV holds other rows
         "mapping": _digest(options.mapping),
         "base": _digest(options.base),
         "shard": list(options.shard) if options.shard else None,
@@ -835,6 +868,7 @@ class _Sink:
                 "rows_done": 0,
                 "written": 0,
                 "failed": 0,
+                "listed": 0,
                 "out_bytes": 0,
                 "errors_bytes": 0,
                 "complete": False,
@@ -871,6 +905,7 @@ class _Sink:
             rows_done=report.rows_done,
             written=report.written,
             failed=report.failed,
+            listed=report.listed,
             errors_bytes=self._errors_file.tell() if self._errors_file else 0,
             complete=report.complete,
         )
@@ -1077,7 +1112,10 @@ class _JsonlSink(_LinesSink):
         for path in (self.options.out, self.errors_path):
             if path.exists():
                 with self._writing(path):
-                    path.unlink()
+                    if path.is_symlink():  # emptied where it leads: the link stays the output's name
+                        open(path, "wb").close()
+                    else:
+                        path.unlink()
 
     def _prepare(self, state: dict[str, Any]) -> None:
         # everything past the checkpoint is a torn line or rows that will be made again
@@ -1130,7 +1168,10 @@ class _ParquetSink(_Sink):
         self.checkpoint_path = out.with_name(out.name + ".checkpoint")
         self.errors_path = out.with_name(out.stem + ".errors.jsonl")
         self.roots_folder = out.with_name(out.stem + "_templates")
-        self.partial = out.with_name(out.name + ".partial")
+        # a link is written through: the file goes where it leads, made beside it, so that the
+        # rename stays on one file system and leaves the link in place
+        self.target = out.resolve() if out.is_symlink() else out
+        self.partial = self.target.with_name(self.target.name + ".partial")
         self._columns: dict[str, list[Any]] = {}
         self._writer: Any = None
 
@@ -1142,6 +1183,16 @@ class _ParquetSink(_Sink):
             )
         return super().open(fingerprint)
 
+    def _describe(self, state: dict[str, Any]) -> str:
+        if state.get("complete"):
+            return super()._describe(state)
+        # what it made is in the partial file, which is no Parquet file yet, and cannot be resumed
+        return (
+            f"{self.checkpoint_path} records an unfinished batch that stopped after row {state.get('rows_done', 0)}; "
+            f"a Parquet file is written whole, so it cannot be resumed: pass --force to make {self.options.out} "
+            "again (or write .jsonl, which resumes)"
+        )
+
     def _read_checkpoint_complete(self) -> bool:
         state = self._read_checkpoint()
         return state is not None and bool(state.get("complete"))
@@ -1150,7 +1201,7 @@ class _ParquetSink(_Sink):
         return self.options.out.exists()
 
     def _start_fresh(self) -> None:
-        for path in (self.options.out, self.errors_path, self.partial):
+        for path in (self.target, self.errors_path, self.partial):
             if path.exists():
                 with self._writing(path):
                     path.unlink()
@@ -1208,8 +1259,8 @@ class _ParquetSink(_Sink):
                 self._writer = pq.ParquetWriter(self.partial, schema)
             self._writer.close()
             self._writer = None
-            os.replace(self.partial, self.options.out)
-        _fsync_dir(self.options.out.parent)
+            os.replace(self.partial, self.target)
+        _fsync_dir(self.target.parent)
         super().finish()
 
     def close(self) -> None:
@@ -1396,15 +1447,23 @@ class _FolderSink(_Sink):
 
         first = _first_line(target)
         run_prefix = marker.rsplit(" row ", 1)[0] + " row "
+        problem = None
         if first.startswith(run_prefix) and not first.startswith(marker + ":"):
-            issue = RowIssue(
-                result.row,
-                f"another row of this batch already wrote {target.name}; ids must be unique",
-                str(self.options.source),
-                result.line,
-                None,
-                "id",
+            problem = f"another row of this batch already wrote {target.name}; ids must be unique"
+        elif (
+            self.options.shard
+            and first.startswith(_MARKER_PREFIX)
+            and not first.startswith(run_prefix)
+            and f": id {result.profile_id!r} from " not in first
+        ):
+            # the other shards write into this folder too: an id of theirs with the same file name
+            # (a/b and a_b) would be overwritten without a word, where one run reports it
+            problem = (
+                f"{target.name} holds the persona of another id, which a batch (another shard) wrote into this "
+                "folder; ids must give distinct file names (letters, digits, . and - are kept, the rest become _)"
             )
+        if problem is not None:
+            issue = RowIssue(result.row, problem, str(self.options.source), result.line, None, "id")
             raise _RowFailure(replace(result, profile=None, issues=(issue,)))
 
     def _flush(self) -> None:

@@ -1,18 +1,19 @@
 """`profiles batch --engine ray`: the same batch past one machine, on a Ray cluster.
 
-Ray Data reads the dataset (`read_csv`, `read_json` for JSON lines, `read_parquet`) in parallel
-across the cluster; `map_batches` runs, in worker processes that each set up once, the function the local
-engine runs per row (row → persona → prompts → its JSON line, `batch._RowMaker`); the driver
-takes the blocks back in input order and writes one shard per block into the output folder:
+Ray Data reads the dataset (`read_csv`, `read_parquet`, and JSON lines as the bytes of each line,
+parsed by the local reader's code) in parallel across the cluster; `map_batches` runs, in worker
+processes that each set up once, the function the local engine runs per row (row → persona →
+prompts → its JSON line, `batch._RowMaker`); the driver takes the blocks back in input order and
+writes one shard per block into the output folder:
 `OUT/part-00000.jsonl`, `part-00001.jsonl` … (`part-00000.parquet` … when OUT ends in
 `.parquet`, a folder Parquet readers open as one table). Read in order, the shards hold exactly
 the bytes the local engine writes, the same ids, and the same bad rows (`--on-error`), listed in
 `OUT/errors.jsonl` with `collect`.
 
-What differs: Ray's readers do not say which file line a row started on, so a bad row's issue
-names its row number without a line; CSV cells are read as text (as locally), but a JSON-lines row
-without a key another row has reads that key as null; a run is not resumable (its shards are
-rewritten with `--force`). The `ray` extra installs Ray; nothing here is imported otherwise.
+What differs: Ray's CSV and Parquet readers do not say which file line a row started on, so a bad
+row's issue names its row number without a line (CSV cells are read as text, as locally); a run is
+not resumable (its shards are rewritten with `--force`). The `ray` extra installs Ray; nothing
+here is imported otherwise.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,10 @@ RAY_BATCH_ROWS = 1000
 
 #: The column Ray numbers the rows in; a dataset's own column of that name would be refused.
 _ROW = "__profiles_row__"
+#: The columns a JSON-lines file is read into: each line's number in the file, and its bytes.
+_LINE, _TEXT = "__profiles_line__", "__profiles_text__"
+#: Lines of a JSON-lines file per block Ray reads; a block at a time is in memory.
+JSONL_BLOCK_LINES = 10_000
 
 
 def run_batch_ray(
@@ -71,8 +77,15 @@ def run_batch_ray(
     context = data.DataContext.get_current()
     context.execution_options.preserve_order = True  # the shards come back in input order
     context.enable_progress_bars = False
-    dataset = _read(data, factory, fmt)
-    total = dataset.count()
+    with _ray_errors(ray):
+        dataset = _read(data, factory, fmt)
+        total = dataset.count()
+    report = BatchReport(out=out, errors_file=out / "errors.jsonl" if options.on_error == "collect" else None)
+    if total == 0:  # no rows (Ray then has no schema to tell the columns by): no shards, as locally no lines
+        if progress is not None:
+            progress(0, 0)
+        report.complete = True
+        return report
     numbers = data.range(total).map_batches(
         lambda batch: {_ROW: batch["id"] + 1}, batch_format="numpy", zero_copy_batch=True
     )
@@ -94,7 +107,6 @@ def run_batch_ray(
         batch_format="pyarrow",
         **extra,
     )
-    report = BatchReport(out=out, errors_file=out / "errors.jsonl" if options.on_error == "collect" else None)
     if progress is not None:
         progress(0, total)
     errors: list[bytes] = []
@@ -137,18 +149,33 @@ def _batches(ray: Any, made: Any) -> Any:
     is a BatchError naming Ray's reason, not a traceback."""
     batches = iter(made.iter_batches(batch_size=None, batch_format="pyarrow"))
     while True:
-        try:
-            batch = next(batches)
-        except StopIteration:
-            return
-        except ray.exceptions.RayError as exc:
-            cause = str(exc).strip().splitlines()
-            reason = next((line for line in reversed(cause) if line.strip()), type(exc).__name__)
-            raise BatchError(
-                f"Ray could not make the batch: {reason[:300]}; the local engine (without --engine ray) reports "
-                "a malformed row by its number and line"
-            ) from None
+        with _ray_errors(ray):
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
         yield batch
+
+
+@contextmanager
+def _ray_errors(ray: Any) -> Iterator[None]:
+    """A failure inside Ray (its reader refusing a malformed file: a CSV row of the wrong width, a
+    quote never closed) as a BatchError naming Ray's reason, wherever Ray runs the work: counting
+    the rows reads the whole dataset, before any batch is made."""
+    try:
+        yield
+    except ray.exceptions.RayError as exc:
+        # what the task raised comes first in its cause (Ray's notes on retrying follow it); without
+        # one, the last line of the report
+        cause = getattr(exc, "cause", None)
+        lines = str(cause).strip().splitlines() if cause is not None else []
+        reason = lines[0] if lines else next(
+            (line for line in reversed(str(exc).strip().splitlines()) if line.strip()), type(exc).__name__
+        )
+        raise BatchError(
+            f"Ray could not make the batch: {reason[:300]}; the local engine (without --engine ray) reports "
+            "a malformed row by its number and line"
+        ) from None
 
 
 def _import_ray() -> tuple[Any, Any]:
@@ -203,34 +230,93 @@ def _read(data: Any, factory: Any, fmt: str) -> Any:
     if fmt in ("csv", "tsv"):
         import pyarrow.csv as pacsv
 
-        header = _csv_header(factory.source, "\t" if fmt == "tsv" else ",")
+        raw, header = _csv_header(factory.source, fmt)
         import pyarrow as pa
 
         dataset = data.read_csv(
             path,
             parse_options=pacsv.ParseOptions(delimiter="\t" if fmt == "tsv" else ",", newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in header},
+                column_types={name: pa.string() for name in raw},
                 strings_can_be_null=False,
                 quoted_strings_can_be_null=False,
             ),
         )
+        if raw != header:  # the local reader strips the names (` name ` is the column name)
+            dataset = dataset.rename_columns(dict(zip(raw, header, strict=True)))
     elif fmt == "jsonl":
-        dataset = data.read_json(path, lines=True)
+        # each line's bytes, parsed where its row is made by the local reader's own code: Ray's
+        # read_json goes through pandas, which turned the text "0123" into 123, a 5 in a column with
+        # a gap into 5.0, a date into a timestamp, and a key a row lacks into NaN
+        return data.read_datasource(_json_lines_source(path))
     else:
         dataset = data.read_parquet(path)
-    columns = list(dataset.schema().names)
+    schema = dataset.schema()  # None when there are no rows (a CSV file of a header alone)
+    columns = list(schema.names) if schema is not None else header if fmt in ("csv", "tsv") else []
     if _ROW in columns:
         raise BatchError(f"{path}: a column is named {_ROW!r}, which the Ray engine numbers rows in; rename it")
     factory._check_columns(columns)
     return dataset
 
 
-def _csv_header(path: Path, delimiter: str) -> list[str]:
+def _csv_header(path: Path, fmt: str) -> tuple[list[str], list[str]]:
+    """The CSV file's header as written and as the local reader names the columns, read and checked
+    as it does (past blank lines; a column without a name or named twice is refused)."""
     import csv
 
+    from .factories._rows import read_rows
+
+    header: list[str] = []
+    rows = read_rows(path, fmt, header.extend)
+    try:
+        next(rows, None)  # the header and at most its first row
+    finally:
+        rows.close()  # type: ignore[attr-defined]
     with path.open(newline="", encoding="utf-8-sig") as file:
-        return [cell.strip() for cell in next(csv.reader(file, delimiter=delimiter), [])]
+        cells = csv.reader(file, delimiter="\t" if fmt == "tsv" else ",")
+        raw = next((row for row in cells if row), [])  # the names as written, which Ray's reader keeps
+    return raw, header
+
+
+_JSON_LINES_SOURCE: Any = None
+
+
+def _json_lines_source(path: str) -> Any:
+    """A Ray datasource of a JSON-lines file's lines as the local reader splits them (at b"\\n"
+    only), blank ones left out, in blocks of `JSONL_BLOCK_LINES`: columns `_LINE` and `_TEXT`."""
+    global _JSON_LINES_SOURCE
+    if _JSON_LINES_SOURCE is None:
+        from ray.data.datasource import FileBasedDatasource
+
+        class JsonLinesSource(FileBasedDatasource):  # type: ignore[misc]
+            def _read_stream(self, f: Any, path: str) -> Any:
+                import pyarrow as pa
+
+                from .factories._rows import jsonl_blank
+
+                def block(numbers: list[int], texts: list[bytes]) -> Any:
+                    return pa.table({_LINE: pa.array(numbers, pa.int64()), _TEXT: pa.array(texts, pa.binary())})
+
+                numbers: list[int] = []
+                texts: list[bytes] = []
+                line, rest, sent = 0, b"", False
+                while True:
+                    chunk = f.read(1 << 20)
+                    parts = (rest + chunk).split(b"\n")
+                    rest = parts.pop() if chunk else b""
+                    for raw in parts:
+                        line += 1
+                        if not jsonl_blank(raw, line):
+                            numbers.append(line)
+                            texts.append(raw)
+                    if len(numbers) >= JSONL_BLOCK_LINES or (not chunk and (numbers or not sent)):
+                        yield block(numbers, texts)  # an empty file still gives the columns
+                        numbers, texts, sent = [], [], True
+                    if not chunk:
+                        return
+
+        _JSON_LINES_SOURCE = JsonLinesSource
+    return _JSON_LINES_SOURCE(path)
 
 
 #: The row makers this Ray worker process has set up, by batch: Ray reuses a worker for many
@@ -257,14 +343,19 @@ class _RayRows:
     def __call__(self, batch: Any) -> Any:
         import pyarrow as pa
 
-        from .factories._rows import RawRow
+        from .factories._rows import RawRow, jsonl_row
 
         table = batch.to_pydict()
         out: dict[str, list[Any]] = {"row": [], "issues": [], "line": [], "id": [], "persona": [], "system": [],
                                      "user": []}
+        lines = table.get(_LINE)
         for position, number in enumerate(table[_ROW]):
-            cells = {name: table[name][position] for name in self.columns}
-            result, line = self.maker(RawRow(int(number), None, cells))
+            if lines is not None:  # a JSON-lines file's line, read as the local engine reads it
+                read = jsonl_row(table[_TEXT][position], lines[position], int(number))
+                raw = read if read is not None else RawRow(int(number), lines[position], {})  # blank: never sent
+            else:
+                raw = RawRow(int(number), None, {name: table[name][position] for name in self.columns})
+            result, line = self.maker(raw)
             out["row"].append(result.row)
             out["issues"].append(dumps_line([issue.as_dict() for issue in result.issues]) if result.issues else b"")
             out["line"].append(line or b"")

@@ -95,12 +95,12 @@ class NestingError(ValueError):
     """JSON nested deeper than the parser can recurse into: invalid input, like any other."""
 
 
-def loads(text: str | bytes) -> Any:
+def loads(text: str | bytes, object_pairs_hook: Any = None) -> Any:
     """`json.loads`, except that JSON nested too deep to parse is a `ValueError` (a `NestingError`)
     like any other invalid JSON, not the `RecursionError` that `json.loads` raises for it: text
     from a file, a command line or a model can be `[[[[…` thousands of levels deep."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
         raise NestingError("nested too deeply to read; flatten it to at most a few hundred levels") from None
 

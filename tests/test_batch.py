@@ -178,6 +178,32 @@ def test_a_lone_surrogate_in_a_json_row_is_a_bad_row(runner, tmp_path, write, ou
     assert f"Error: {source}:2: row 2: column 'name' holds \\ud800, half of a UTF-16 surrogate pair" in stopped.stderr
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_nan_and_infinity_in_a_cell_are_bad_rows(runner, tmp_path, write, workers):
+    """json.loads reads NaN, Infinity and 1e999: a goal was written as the text 'nan', a variable as NaN in the
+    output (a line no JSON reader takes), and a NaN id as "id":NaN."""
+    mapping = write("m.yaml", "id: i\nfields:\n  name: name\n  role: role\n  goal: goal\n  variables.m: m\n")
+    source = write(
+        "people.jsonl",
+        '{"i": 1, "name": "Ada", "role": "R", "goal": NaN, "m": null}\n'
+        '{"i": 2, "name": "Bob", "role": "R", "goal": null, "m": {"x": [1, Infinity]}}\n'
+        '{"i": 3, "name": "Cy", "role": "R", "goal": 1e999, "m": null}\n'
+        '{"i": NaN, "name": "Di", "role": "R", "goal": null, "m": null}\n'
+        '{"i": 5, "name": "Ed", "role": "R", "goal": 1.5, "m": {"x": [1, 2.5]}}\n',
+    )
+    out = tmp_path / "o.jsonl"
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(out), "--workers", workers]
+    result = runner.invoke(cli, [*args, "--on-error", "collect"])
+    assert result.exit_code == 2, result.output
+    assert f"{source}:1: row 1, column 'goal': holds NaN, which is no number JSON has" in result.stderr
+    assert "column 'm', field 'variables.m': holds Infinity at ['x'][1]" in result.stderr
+    assert f"{source}:3: row 3, column 'goal': holds Infinity" in result.stderr
+    assert "row 4, column 'i', field 'id': the id is nan" in result.stderr
+    (record,) = [json.loads(line) for line in out.read_bytes().splitlines()]  # every line JSON
+    assert record == {"id": 5, "row": 5, "persona": {"name": "Ed", "role": "R", "goal": "1.5",
+                                                     "variables": {"m": {"x": [1, 2.5]}}}}
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "yaml"])
 def test_rows_nested_too_deep_are_bad_rows_or_a_file_error(runner, tmp_path, write, fmt):
     """A cell nested past the YAML bound is a bad row; one past the parser's stack stops with the file's line."""
@@ -303,6 +329,45 @@ def test_resume_refuses_changed_options(runner, tmp_path):
     assert changed.exit_code == 2 and "the render changed" in changed.output
 
 
+def test_resume_refuses_a_changed_format(runner, tmp_path, write):
+    """The same file read as TSV holds other cells than read as CSV: the resumed rows were read the new way."""
+    source = write("people.txt", "name,role\tgoal\n" + "".join(f"N{n},R\tG{n}\n" for n in range(1, 11)))
+    mapping = write("m.yaml", "fields:\n  name: \"N{{ row_number }}\"\n  role: \"{{ row | list | join('+') }}\"\n")
+    out = tmp_path / "o.jsonl"
+    options = BatchOptions(source=source, mapping=mapping, out=out, format="csv", chunk_rows=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(out), "--resume"]
+    changed = runner.invoke(cli, [*args, "--format", "tsv"])
+    assert changed.exit_code == 2 and "cannot resume" in changed.output and "the format changed" in changed.output
+    resumed = runner.invoke(cli, [*args, "--format", "csv", "--quiet"])
+    assert resumed.exit_code == 0, resumed.output
+    assert {record["persona"]["role"] for record in lines(out)} == {"name+role\tgoal"}
+    assert len(lines(out)) == 10
+
+
+def test_collect_after_a_skipping_run_says_which_bad_rows_it_lists(runner, tmp_path, write):
+    """A batch stopped under --on-error skip and resumed with collect said all its bad rows were listed,
+    while the errors file held only those after the resumed row."""
+    source = write("people.csv", "name,role\n" + "".join(f"N{n},{'' if n % 2 else 'R'}\n" for n in range(1, 21)))
+    out = tmp_path / "o.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(BatchOptions(source=source, out=out, on_error="skip", chunk_rows=2), _interrupt_at(9))
+    skipped = json.loads((tmp_path / "o.jsonl.checkpoint").read_text())["failed"]
+    assert skipped >= 2
+    args = ["batch", "--from", str(source), "--out", str(out), "--resume", "--on-error", "collect", "--quiet"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2
+    listed = len((tmp_path / "o.errors.jsonl").read_text(encoding="utf-8").splitlines())
+    assert listed == 10 - skipped
+    assert "Error: 10 bad row(s) were left out" in result.stderr
+    assert (
+        f"; {listed} of them are listed in {tmp_path / 'o.errors.jsonl'}, the other {skipped} were left out by a "
+        "run without --on-error collect"
+    ) in result.stderr
+    assert "all are listed" not in result.stderr
+
+
 def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     """With only the checkpoint left, the message says how far the batch got and that the output is gone."""
     out = tmp_path / "o.jsonl"
@@ -326,6 +391,52 @@ def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     gone = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
     assert gone.exit_code == 2 and f"{out} itself is gone" in gone.output
     assert "holds an earlier batch" not in gone.output
+
+
+def test_a_stopped_parquet_batch_is_not_told_to_resume(runner, tmp_path):
+    """It was told to pass --resume, which a Parquet output then refused, and that its file was gone."""
+    out = tmp_path / "o.parquet"
+    options = BatchOptions(
+        source=DATASETS / "customers.csv",
+        mapping=DATASETS / "customers.map.yaml",
+        base=DATASETS / "support_agent.yaml",
+        out=out,
+        chunk_rows=2,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
+    stopped = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert stopped.exit_code == 2
+    assert "pass --resume" not in stopped.output and "itself is gone" not in stopped.output
+    rows = json.loads((tmp_path / "o.parquet.checkpoint").read_text())["rows_done"]
+    assert (
+        f"records an unfinished batch that stopped after row {rows}; a Parquet file is written whole, so it cannot "
+        f"be resumed: pass --force to make {out} again"
+    ) in stopped.output
+    remade = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--force"])
+    assert remade.exit_code == 0, remade.output
+    kept = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
+    assert kept.exit_code == 2 and "already exists; pass --force" in kept.output
+
+
+@pytest.mark.parametrize("name", ["o.jsonl", "o.parquet"])
+def test_an_output_named_through_a_link_is_written_where_it_leads(runner, tmp_path, name):
+    """--force over a linked .jsonl replaced the link with a new file (what it led to kept the old
+    output), and a linked .parquet was renamed over the link: nothing reached where it led."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "work").mkdir()
+    link = tmp_path / "work" / name
+    link.symlink_to(Path("..") / "real" / name)
+    target = tmp_path / "real" / name
+    reference = tmp_path / f"reference{link.suffix}"
+    assert runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(reference), "--render"]).exit_code == 0
+    first = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(link)])
+    assert first.exit_code == 0, first.output
+    assert link.is_symlink() and target.is_file()
+    again = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(link), "--render", "--force"])
+    assert again.exit_code == 0, again.output
+    assert link.is_symlink() and target.read_bytes() == reference.read_bytes()
+    assert sorted(path.name for path in link.parent.iterdir()) == [name]
 
 
 def _interrupt_at(row: int):
@@ -496,6 +607,25 @@ def test_duplicate_ids_in_folder_output_are_bad_rows(runner, tmp_path, write):
     assert load_profile(out / "a.yaml").name == "Ada"
 
 
+@pytest.mark.parametrize("out_name", ["people.jsonl", "link.jsonl", "people.errors-as.jsonl"])
+def test_an_output_that_is_an_input_is_refused(runner, tmp_path, write, out_name):
+    """--force removed the dataset named as --out before reading it: 0 personas written over it, exit 0;
+    the errors file beside another --out was emptied the same way."""
+    rows = '{"name": "Ada", "role": "R"}\n'
+    source = write("people.jsonl", rows)
+    (tmp_path / "link.jsonl").symlink_to(source)
+    out = tmp_path / out_name
+    if out_name == "people.errors-as.jsonl":  # the dataset is where this --out keeps its bad rows
+        out = tmp_path / "people-as.jsonl"
+        source = write("people-as.errors.jsonl", rows)
+    result = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(out), "--force"])
+    assert result.exit_code == 2
+    assert f"would write over the dataset (--from), {source}; name another --out" in result.stderr
+    assert source.read_text(encoding="utf-8") == rows
+    elsewhere = runner.invoke(cli, ["batch", "--from", str(source), "--out", str(tmp_path / "o.jsonl")])
+    assert elsewhere.exit_code == 0, elsewhere.output
+
+
 def test_out_must_be_jsonl_or_a_folder(tmp_path):
     """An --out that looks like another file type is refused rather than made a folder."""
     with pytest.raises(BatchError, match=r"\.jsonl"):
@@ -543,6 +673,25 @@ def test_shards_can_share_one_folder(runner, tmp_path):
         return {path.name: load_profile(path).model_dump(exclude={"factory"}) for path in folder.glob("*.y*")}
 
     assert len(personas(whole)) == 12 and personas(shared) == personas(whole)
+
+
+def test_shards_sharing_a_folder_do_not_overwrite_each_others_ids(runner, tmp_path, write):
+    """Ids a/b and a_b give one file name: one run reports the second as a bad row, but shard 1/3 wrote
+    a/b over shard 0/3's a_b without a word, losing it."""
+    from profiles.buckets import stable_bucket
+
+    source = write("people.csv", "id,name,role\na/b,One,R\na_b,Two,R\nc,Three,R\n")
+    mapping = write("m.yaml", "id: id\n")
+    assert (stable_bucket("a_b", 3), stable_bucket("a/b", 3)) == (0, 1)
+    shared = tmp_path / "shared"
+    args = ["batch", "--from", str(source), "--map", str(mapping), "--out", str(shared)]
+    outcomes = [runner.invoke(cli, [*args, "--shard", f"{index}/3", "--on-error", "collect"]) for index in range(3)]
+    assert [outcome.exit_code for outcome in outcomes] == [0, 2, 0]
+    assert "row 1, field 'id': a_b.yaml holds the persona of another id" in outcomes[1].stderr
+    assert load_profile(shared / "a_b.yaml").name == "Two"
+    again = runner.invoke(cli, [*args, "--shard", "0/3", "--force"])  # a shard made again rewrites its own
+    assert again.exit_code == 0, again.output
+    assert load_profile(shared / "a_b.yaml").name == "Two"
 
 
 def test_written_persona_keeps_tools_and_loads_again(runner, tmp_path, write):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from profiles.batch import BatchError, BatchOptions, run_batch
+from profiles.errors import FactoryError
 
 from .test_batch import DATASETS, make_customers
 
@@ -63,6 +64,71 @@ def test_json_lines_input_gives_the_same_output(tmp_path):
     run_batch(BatchOptions(source=source, out=local, mapping=MAP, base=BASE))
     _ray(BatchOptions(source=source, out=tmp_path / "ray", mapping=MAP, base=BASE))
     assert b"".join(path.read_bytes() for path in _shards(tmp_path / "ray")) == local.read_bytes()
+
+
+def _same_as_local(tmp_path: Path, source: Path, mapping: Path | None = None) -> tuple[list[dict], list[dict]]:
+    """The Ray engine's shards and errors beside the local engine's: the same bytes, the same bad rows."""
+    options = dict(source=source, mapping=mapping, on_error="collect")
+    local = tmp_path / "local.jsonl"
+    run_batch(BatchOptions(out=local, **options))
+    report = _ray(BatchOptions(out=tmp_path / "ray", **options))
+    assert report.complete
+    assert b"".join(path.read_bytes() for path in _shards(tmp_path / "ray")) == local.read_bytes()
+    errors, ours = tmp_path / "local.errors.jsonl", tmp_path / "ray" / "errors.jsonl"
+    theirs = [json.loads(line) for line in errors.read_bytes().splitlines()] if errors.exists() else []
+    mine = [json.loads(line) for line in ours.read_bytes().splitlines()] if ours.exists() else []
+    if source.suffix == ".csv":  # Ray's CSV reader does not tell the file line
+        assert all(error.pop("line") is None for error in mine) and all(error.pop("line") for error in theirs)
+    assert mine == theirs
+    return [json.loads(line) for line in local.read_bytes().splitlines()], theirs
+
+
+def test_json_lines_cells_are_read_as_the_local_engine_reads_them(tmp_path, write):
+    """Ray's read_json went through pandas: the text "0123" became 123 and "1e3" 1000.0, a 5 in a column with
+    a gap 5.0, a date a timestamp, and a list a row lacked ["nan"]."""
+    source = tmp_path / "people.jsonl"
+    source.write_bytes(
+        b'\xef\xbb\xbf{"name": "Ada", "role": "R", "goal": "0123", "day": "2020-01-01", "n": 5, "tags": null}\n'
+        b"\n  \n"
+        b'{"name": "Bob", "role": "R", "goal": "1e3", "day": "x", "n": null, "tags": ["a"]}\r\n'
+        b'{"name": "C\xe2\x80\xa8y", "role": "R", "goal": "g", "day": "x", "n": 2.5, "tags": null}\n'
+        b'[1]\n{"name": "Di", "role": "R"}\n\xff\n'
+        b'{"name": "Ed", "role": "R", "goal": "g", "day": "y", "n": 7, "tags": ["b", "c"]}'
+    )
+    mapping = write("m.yaml", "fields:\n  name: name\n  role: role\n  goal: goal\n  constraints: tags\n"
+                              "  variables.day: day\n  variables.n: n\n")
+    records, errors = _same_as_local(tmp_path, source, mapping)
+    assert [record["persona"].get("goal") for record in records] == ["0123", "1e3", "g", "g"]
+    assert records[0]["persona"]["variables"] == {"day": "2020-01-01", "n": 5}
+    assert records[2]["persona"]["name"] == "C\u2028y"  # a line separator inside a text is no line break
+    assert list(dict.fromkeys((error["row"], error["line"]) for error in errors)) == [(4, 6), (5, 7), (6, 8)]
+    assert "the row has no column 'goal'" in errors[1]["message"]  # a key the row lacks, as locally (not null)
+
+
+def test_csv_headers_and_empty_datasets_as_the_local_engine_reads_them(tmp_path, write):
+    """A header past blank lines was read as no header, one with spaces around its names left every row
+    without its columns, and a dataset of no rows was an internal error (Ray has no schema for it)."""
+    source = tmp_path / "people.csv"
+    source.write_bytes(b"\xef\xbb\xbf\r\n\r\n name , role ,goal\r\nAda,R,0123\r\n\"Bob\r\nB\",R,\r\n\r\nCy,,x\r\n")
+    records, errors = _same_as_local(tmp_path, source)
+    assert [record["persona"] for record in records] == [
+        {"name": "Ada", "role": "R", "goal": "0123"}, {"name": "Bob\r\nB", "role": "R"}
+    ]
+    assert [(error["row"], error["column"]) for error in errors] == [(3, "role")]
+    for empty in (write("none.csv", "name,role\n"), write("none.jsonl", "\n\n")):
+        folder = tmp_path / empty.stem
+        report = _ray(BatchOptions(source=empty, out=folder))
+        assert report.complete and report.written == 0 and folder.is_dir() and not _shards(folder)
+    with pytest.raises(FactoryError, match="column 'name' appears twice in the header"):
+        _ray(BatchOptions(source=write("twice.csv", "\nname,role,name\nA,R,B\n"), out=tmp_path / "twice"))
+
+
+def test_a_csv_file_rays_reader_refuses_is_a_batch_error(tmp_path, write):
+    """Counting the rows reads the file: a row of the wrong width was a RayTaskError, an internal error."""
+    source = write("people.csv", "name,role\nAda,Analyst,extra\n")
+    with pytest.raises(BatchError, match=r"Ray could not make the batch: Failed to read CSV file: .*people.csv.*"
+                                         r"the local engine \(without --engine ray\) reports a malformed row"):
+        _ray(BatchOptions(source=source, out=tmp_path / "ray"))
 
 
 def test_parquet_shards_equal_the_local_parquet_file(tmp_path):

@@ -181,6 +181,12 @@ def batch(
         for issue in report.issues:
             click.echo(f"  {issue}", err=True)
         more = f" (first {len(report.issues)} shown)" if report.failed > len(report.issues) else ""
+        if report.listed < report.failed:  # resumed after a run that skipped bad rows without listing them
+            raise BatchError(
+                f"{report.failed} bad row(s) were left out{more}; {report.listed} of them are listed in "
+                f"{report.errors_file}, the other {report.failed - report.listed} were left out by a run without "
+                "--on-error collect (run again with --force to list all)"
+            )
         raise BatchError(
             f"{report.failed} bad row(s) were left out{more}; all are listed in {report.errors_file}"
         )

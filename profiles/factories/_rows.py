@@ -21,7 +21,7 @@ from ..errors import FactoryError
 from ..jsonlines import MAX_JSON_DEPTH, SURROGATE_PROBLEM, lone_surrogate, nested_over
 from ..jsonlines import loads as load_json
 
-__all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "read_rows"]
+__all__ = ["FORMATS", "RawRow", "count_rows", "detect_format", "jsonl_blank", "jsonl_row", "read_rows"]
 
 #: File suffixes and the format each is read as.
 FORMATS = {
@@ -137,16 +137,24 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
     delimiter = "\t" if fmt == "tsv" else ","
     try:
         with path.open(newline="", encoding="utf-8-sig") as file:
-            reader = csv.reader(file, delimiter=delimiter)
+            # strict: a quote opened and never closed is an error where its row starts, not a cell
+            # that silently takes in every line after it (and `"a"b` is an error, not the text ab)
+            reader = csv.reader(file, delimiter=delimiter, strict=True)
+            cells: list[str] = []
             try:
-                header = [cell.strip() for cell in next(reader)]
+                while not cells:  # blank lines before the header are not the header
+                    first = reader.line_num + 1
+                    cells = next(reader)
+                header = [cell.strip() for cell in cells]
             except StopIteration:
                 raise FactoryError(
                     f"{path}: the file is empty; a CSV dataset starts with a header row"
                 ) from None
             except csv.Error as exc:
-                raise FactoryError(f"{path}:1: the header row cannot be read: {exc}") from None
-            _check_header(path, header)
+                raise FactoryError(
+                    f"{path}:{first}: the header row cannot be read: {_csv_problem(exc)}"
+                ) from None
+            _check_header(path, header, reader.line_num)
             if on_columns is not None:
                 on_columns(header)
             width = len(header)
@@ -161,7 +169,7 @@ def _csv(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None) -
                 except csv.Error as exc:
                     number += 1
                     end = reader.line_num
-                    yield RawRow(number, start, None, f"the row cannot be read as CSV: {exc}")
+                    yield RawRow(number, start, None, f"the row cannot be read as CSV: {_csv_problem(exc, start, end)}")
                     continue
                 end = reader.line_num
                 if not cells:  # a blank line is not a row
@@ -194,13 +202,32 @@ def _width_problem(header: list[str], cells: list[str], delimiter: str = ",") ->
     )
 
 
-def _check_header(path: Path, header: list[str]) -> None:
+def _csv_problem(exc: csv.Error, start: int | None = None, end: int | None = None) -> str:
+    """What the csv module's error means, and what to do about it."""
+    text = str(exc)
+    if "unexpected end of data" in text:
+        span = f" (lines {start}-{end} were read into it)" if start and end and end > start else ""
+        return f"a quoted cell is never closed{span}; add the closing quote, or double a quote inside a cell (\"\")"
+    if "expected after" in text:
+        return (
+            f"{text}: a quoted cell ends at its closing quote; quote the whole cell, doubling any quote inside it "
+            '("")'
+        )
+    if "field larger than field limit" in text:
+        return (
+            f"a cell is longer than {csv.field_size_limit():,} characters, the most a CSV cell may hold here; "
+            "check for a quote left open, or write such rows as JSON lines (.jsonl)"
+        )
+    return text
+
+
+def _check_header(path: Path, header: list[str], line: int = 1) -> None:
     seen: set[str] = set()
     for index, name in enumerate(header, start=1):
         if not name:
-            raise FactoryError(f"{path}:1: header cell {index} is empty; name every column")
+            raise FactoryError(f"{path}:{line}: header cell {index} is empty; name every column")
         if name in seen:
-            raise FactoryError(f"{path}:1: column {name!r} appears twice in the header; rename one")
+            raise FactoryError(f"{path}:{line}: column {name!r} appears twice in the header; rename one")
         seen.add(name)
 
 
@@ -208,33 +235,64 @@ def _jsonl(path: Path, fmt: str, on_columns: Callable[[list[str]], None] | None)
     number = 0
     with path.open("rb") as file:
         for line, raw in enumerate(file, start=1):
-            try:
-                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
-            except UnicodeDecodeError:
-                if raw.strip():
-                    number += 1
-                    yield RawRow(number, line, None, "not UTF-8 text; save the file as UTF-8")
-                continue
-            if not text.strip():
-                continue
-            number += 1
-            try:
-                data = load_json(text)
-            except ValueError as exc:
-                reason = getattr(exc, "msg", str(exc))
-                column = getattr(exc, "colno", None)
-                yield RawRow(
-                    number, line, None, f"invalid JSON: {reason}" + (f" at column {column}" if column else "")
-                )
-                continue
-            if not isinstance(data, dict):
-                yield RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
-                continue
-            problem = _unreadable(data)
-            if problem is not None:
-                yield RawRow(number, line, None, problem)
-                continue
-            yield RawRow(number, line, data)
+            row = jsonl_row(raw, line, number + 1)
+            if row is not None:
+                number += 1
+                yield row
+
+
+def jsonl_blank(raw: bytes, line: int) -> bool:
+    """Whether a JSON-lines file's line `line` (its bytes, as split at b"\\n") is blank: no row."""
+    try:
+        return not raw.decode("utf-8-sig" if line == 1 else "utf-8").strip()
+    except UnicodeDecodeError:
+        return not raw.strip()
+
+
+def jsonl_row(raw: bytes, line: int, number: int) -> RawRow | None:
+    """Line `line` of a JSON-lines file (its bytes, as split at b"\\n") as row `number`; None: a
+    blank line, which is no row. What the Ray engine's workers read each line with too."""
+    try:
+        text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+    except UnicodeDecodeError:
+        if raw.strip():
+            return RawRow(number, line, None, "not UTF-8 text; save the file as UTF-8")
+        return None
+    if not text.strip():
+        return None
+    try:
+        data = load_json(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:  # read as whichever came last, one of the two values was dropped unseen
+        return RawRow(number, line, None, f"duplicate key {exc.key!r}; keep one of them")
+    except ValueError as exc:
+        reason = getattr(exc, "msg", str(exc))
+        column = getattr(exc, "colno", None)
+        return RawRow(number, line, None, f"invalid JSON: {reason}" + (f" at column {column}" if column else ""))
+    if not isinstance(data, dict):
+        return RawRow(number, line, None, f"expected a JSON object, got {_json_kind(data)}")
+    problem = _unreadable(data)
+    if problem is not None:
+        return RawRow(number, line, None, problem)
+    return RawRow(number, line, data)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice: as YAML datasets and CSV headers, refused."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return data
 
 
 def _unreadable(data: Mapping[str, Any]) -> str | None:

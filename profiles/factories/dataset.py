@@ -24,6 +24,7 @@ A value holding `{{` or `{%` is a template; anything else names a column.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -429,6 +430,9 @@ class DatasetProfileFactory(ProfileFactory):
             if value is None or (isinstance(value, str) and not value.strip()):
                 why = "is empty" if self.id_column in data else "is missing"
                 return RowResult(raw.row, raw.line, None, None, (issue(f"the id {why}", self.id_column, "id"),))
+            if isinstance(value, float) and not math.isfinite(value):  # written as NaN, no JSON, into the output
+                problem = f"the id is {value!r}, which is no number JSON has; give every row an id"
+                return RowResult(raw.row, raw.line, None, None, (issue(problem, self.id_column, "id"),))
             profile_id = value.strip() if isinstance(value, str) else value
         values: dict[str, Any] = {}
         variables: dict[str, Any] = {}
@@ -553,6 +557,21 @@ class DatasetProfileFactory(ProfileFactory):
         if isinstance(value, str):
             value = value.strip()
             return value or None
+        if isinstance(value, (float, list, dict)):
+            from ..jsonlines import non_finite
+
+            found = non_finite(value)
+            if found is not None:  # written as "nan" into a field, or as NaN, which is no JSON, into the output
+                path, spelt = found
+                where = "".join(f"[{part!r}]" for part in path)
+                raise _RowProblem(
+                    f"holds {spelt}{' at ' + where if where else ''}, which is no number JSON has; leave the cell "
+                    "empty (null) for no value, or write the number as text"
+                )
+        if isinstance(value, Mapping) and not source.target.startswith(VARIABLE_PREFIX) and not _names_a_lookup(value):
+            # the persona model reads a mapping in a field as a dynamic field, and would say its keys are unknown
+            wanted = "a list of texts, or a text split at line breaks" if source.target in LIST_FIELDS else "text"
+            raise _RowProblem(f"holds a mapping, expected {wanted}; write the value itself")
         if _names_a_lookup(value):
             raise _RowProblem(
                 "holds a mapping with 'key:', which a persona reads as a dynamic field; a dataset gives "

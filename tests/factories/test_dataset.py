@@ -446,3 +446,83 @@ def test_a_source_that_is_no_path_and_no_rows_is_refused_when_given(source):
         DatasetProfileFactory(source)
     rows = iter([{"name": "Ada", "role": "Analyst"}])  # an iterator of rows is rows
     assert [profile.get_name() for profile in DatasetProfileFactory(rows).create_profiles()] == ["Ada"]
+
+
+def test_blank_lines_before_a_csv_header_are_not_the_header(write):
+    """They were read as an empty header, and the first row's width check raised IndexError."""
+    source = write("people.csv", "\n\nname,,role\nAda,x,Analyst\n")
+    with pytest.raises(FactoryError, match=r"people.csv:3: header cell 2 is empty"):
+        list(DatasetProfileFactory(source).create_profiles())
+    source = write("people.csv", "\r\n\nname,role\n\nAda,Analyst\n")
+    (profile,) = DatasetProfileFactory(source).create_profiles()
+    assert (profile.get_name(), profile.profile_id) == ("Ada", 1)
+
+
+def test_a_csv_quote_never_closed_is_a_bad_row_not_the_rest_of_the_file(write):
+    """Read leniently, the open quote took every later line into one cell: Bob and Carl were lost
+    without a word, and Ada's role was three lines of the file."""
+    source = write("people.csv", 'name,role\nAda,"Analyst\nBob,Dev\nCarl,Dev\n')
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert (issue.row, issue.line) == (1, 2)
+    assert "a quoted cell is never closed (lines 2-4 were read into it); add the closing quote" in str(issue)
+    with pytest.raises(FactoryError, match=r"people.csv:1: the header row cannot be read: a quoted cell is never"):
+        list(DatasetProfileFactory(write("people.csv", 'name,"role\nAda,x\n')).create_profiles())
+
+
+def test_text_after_a_csv_cells_closing_quote_is_a_bad_row(write):
+    """`"Ana"lyst` was read as the text Analyst; a quote inside an unquoted cell stays text."""
+    source = write("people.csv", 'name,role\nAda,"Ana"lyst\nBob,"Dev, senior"\nCarl,5" screen\n')
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_role() for profile in factory.create_profiles()] == ["Dev, senior", '5" screen']
+    (issue,) = factory.errors
+    assert issue.row == 1 and "quote the whole cell, doubling any quote inside it" in str(issue)
+
+
+def test_a_csv_cell_over_the_limit_says_what_to_do(write):
+    source = write("people.csv", "name,role\nAda," + "x" * 200_000 + "\nBob,Dev\n")
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_name() for profile in factory.create_profiles()] == ["Bob"]
+    (issue,) = factory.errors
+    assert "a cell is longer than 131,072 characters" in str(issue) and "JSON lines (.jsonl)" in str(issue)
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"name": "Ada", "role": {"a": 1}}, "column 'role': holds a mapping, expected text; write the value itself"),
+        ({"name": "Ada", "role": "R", "goal": {}}, "column 'goal': holds a mapping, expected text"),
+        ({"name": "Ada", "role": "R", "constraints": {"a": 1}},
+         "column 'constraints': holds a mapping, expected a list of texts, or a text split at line breaks"),
+    ],
+)
+def test_a_mapping_cell_for_a_field_is_named_as_a_mapping(write, row, expected):
+    """It was read as a dynamic field: 'unknown key(s) a in a dynamic field; allowed keys are default, key, …',
+    advice a dataset cell cannot take (a cell holding one is refused as a lookup)."""
+    factory = DatasetProfileFactory(write("people.jsonl", json.dumps(row) + "\n"), on_error="collect")
+    assert list(factory.create_profiles()) == []
+    (issue,) = factory.errors
+    assert expected in str(issue) and "dynamic field" not in str(issue)
+    variables = DatasetProfileFactory(
+        write("vars.jsonl", json.dumps({"name": "Ada", "role": "R", "plan": {"tier": 2}}) + "\n"),
+        {"name": "name", "role": "role", "variables.plan": "plan"},
+    )
+    (profile,) = variables.create_profiles()  # a variable may hold a mapping
+    assert profile.bound["plan"] == {"tier": 2}
+
+
+def test_a_json_lines_row_naming_a_key_twice_is_a_bad_row(write):
+    """It was read as whichever came last: Ada became Eve without a word, where a YAML dataset refuses
+    a duplicate key and a CSV header a repeated column."""
+    source = write(
+        "people.jsonl",
+        '{"name": "Ada", "role": "R", "name": "Eve"}\n{"name": "Bo", "role": "R", "note": {"x": 1, "x": 2}}\n'
+        '{"name": "Cy", "role": "R", "note": {"x": 1, "y": {"x": 2}}}\n',
+    )
+    factory = DatasetProfileFactory(source, on_error="collect")
+    assert [profile.get_name() for profile in factory.create_profiles()] == ["Cy"]
+    assert [(issue.row, issue.line, issue.message) for issue in factory.errors] == [
+        (1, 1, "duplicate key 'name'; keep one of them"),
+        (2, 2, "duplicate key 'x'; keep one of them"),
+    ]
