@@ -16,7 +16,7 @@ from .errors import ConfigError, ResolutionError
 from .providers import get_provider
 from .providers.env import check_env_key
 
-__all__ = ["DEFAULT_SEPARATOR", "DYNAMIC_KEYS", "ConfigInfo", "DynConfig"]
+__all__ = ["DEFAULT_SEPARATOR", "DYNAMIC_KEYS", "ConfigInfo", "DynConfig", "type_name"]
 
 DEFAULT_SEPARATOR = "[LIST_SEP]"
 
@@ -126,8 +126,8 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _kind(value: Any) -> str:
-    """What a list default's item is, in a persona author's words."""
+def type_name(value: Any) -> str:
+    """What a value is, in the words of a persona author: "a number", "a list", "true/false", "null"."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -175,7 +175,7 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
         raise ConfigError(f"provider must be a provider's name, got {type(provider).__name__}")
     for option_name, option in (("description", description), ("category", category)):
         if option is not None and not isinstance(option, str):
-            raise ConfigError(f"{option_name} must be text, got {_kind(option)}; quote it")
+            raise ConfigError(f"{option_name} must be text, got {type_name(option)}; quote it")
     if not isinstance(separator, str) or not separator:
         raise ConfigError("separator must be non-empty text")
     for flag_name, flag in (("is_list", is_list), ("secret", secret)):
@@ -185,7 +185,7 @@ def DynConfig(  # noqa: N802 - named like a class, as in DB-GPT, because it stan
         is_list = True
         for number, item in enumerate(default, start=1):
             if not isinstance(item, str):  # str() would print true as 'True' and null as 'None' into the prompt
-                raise ConfigError(f"default's item {number} must be text, got {_kind(item)}; quote it")
+                raise ConfigError(f"default's item {number} must be text, got {type_name(item)}; quote it")
         default = list(default)
     elif default is not None and not isinstance(default, str) and not _is_number(default):
         raise ConfigError(f"default must be text or a list of text, got {type(default).__name__}")

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig
+from .dynconfig import DYNAMIC_KEYS, ConfigInfo, DynConfig, type_name
 from .errors import ProfilesError
 from .inputs import InputSpec, InputSpecError, parse_inputs
 from .jsonlines import SURROGATE_PROBLEM, lone_surrogate
@@ -104,19 +104,6 @@ PROFILE_FIELDS = (
 )
 #: Fields a persona needs unless a factory supplies them.
 REQUIRED_FIELDS = ("name", "role")
-
-
-def type_name(value: Any) -> str:
-    """What a value is, in the words of a persona author: "a number", "a list", "true/false"."""
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return type(value).__name__
 
 
 def _dynamic(value: Mapping[str, Any], *, list_field: bool) -> ConfigInfo:

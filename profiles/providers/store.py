@@ -432,20 +432,8 @@ def _check_exists(url: str, key: str, *, explicit: bool) -> None:
 
 
 def _hide_password(url: str) -> str:
-    """`url` with the password of `user:password@` hidden, and every query parameter named like a
-    credential (`?password=…`)."""
-    from ..secrets import looks_like_credential
+    """`url` as messages show it (password and credential query values hidden); a file path as it is."""
+    from ..store.failures import shown_text
 
-    base, mark, query = url.partition("?")
-    if mark:
-        pairs = [part.partition("=") for part in query.split("&")]
-        query = "&".join(
-            f"{key}={'***' if looks_like_credential(key) else value}" if sep else key for key, sep, value in pairs
-        )
-    scheme, sep, rest = base.partition("://")
-    if sep and "@" in rest:
-        credentials, _, host = rest.rpartition("@")
-        if ":" in credentials:
-            base = f"{scheme}://{credentials.split(':', 1)[0]}:***@{host}"
-    return f"{base}?{query}" if mark else base
+    return shown_text(url) if "://" in url else url
 
