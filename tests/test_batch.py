@@ -316,15 +316,7 @@ def test_a_batch_stopped_before_its_first_row_leaves_nothing_to_force(runner, tm
 def test_resume_refuses_changed_options(runner, tmp_path):
     """A stopped batch resumed with other options is refused: its rows might not match."""
     out = tmp_path / "o.jsonl"
-    options = BatchOptions(
-        source=DATASETS / "customers.csv",
-        mapping=DATASETS / "customers.map.yaml",
-        base=DATASETS / "support_agent.yaml",
-        out=out,
-        chunk_rows=2,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        run_batch(options, _interrupt_at(5))
+    _stop_example_batch(out)
     changed = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out), "--resume", "--render"])
     assert changed.exit_code == 2 and "the render changed" in changed.output
 
@@ -371,15 +363,7 @@ def test_collect_after_a_skipping_run_says_which_bad_rows_it_lists(runner, tmp_p
 def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
     """With only the checkpoint left, the message says how far the batch got and that the output is gone."""
     out = tmp_path / "o.jsonl"
-    options = BatchOptions(
-        source=DATASETS / "customers.csv",
-        mapping=DATASETS / "customers.map.yaml",
-        base=DATASETS / "support_agent.yaml",
-        out=out,
-        chunk_rows=2,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        run_batch(options, _interrupt_at(5))
+    _stop_example_batch(out)
     checkpoint = json.loads((tmp_path / "o.jsonl.checkpoint").read_text())
     kept = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
     assert kept.exit_code == 2
@@ -396,15 +380,7 @@ def test_a_stopped_batch_says_what_is_there(runner, tmp_path):
 def test_a_stopped_parquet_batch_is_not_told_to_resume(runner, tmp_path):
     """It was told to pass --resume, which a Parquet output then refused, and that its file was gone."""
     out = tmp_path / "o.parquet"
-    options = BatchOptions(
-        source=DATASETS / "customers.csv",
-        mapping=DATASETS / "customers.map.yaml",
-        base=DATASETS / "support_agent.yaml",
-        out=out,
-        chunk_rows=2,
-    )
-    with pytest.raises(KeyboardInterrupt):
-        run_batch(options, _interrupt_at(5))
+    _stop_example_batch(out)
     stopped = runner.invoke(cli, ["batch", *EXAMPLE, "--out", str(out)])
     assert stopped.exit_code == 2
     assert "pass --resume" not in stopped.output and "itself is gone" not in stopped.output
@@ -437,6 +413,19 @@ def test_an_output_named_through_a_link_is_written_where_it_leads(runner, tmp_pa
     assert again.exit_code == 0, again.output
     assert link.is_symlink() and target.read_bytes() == reference.read_bytes()
     assert sorted(path.name for path in link.parent.iterdir()) == [name]
+
+
+def _stop_example_batch(out):
+    """The README's example batch into `out`, stopped by Ctrl-C at its fifth row (checkpoints every two)."""
+    options = BatchOptions(
+        source=DATASETS / "customers.csv",
+        mapping=DATASETS / "customers.map.yaml",
+        base=DATASETS / "support_agent.yaml",
+        out=out,
+        chunk_rows=2,
+    )
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(options, _interrupt_at(5))
 
 
 def _interrupt_at(row: int):

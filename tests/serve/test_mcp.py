@@ -102,34 +102,12 @@ def test_prompts_over_stdio(persona_root, tmp_path):
 def test_a_request_spelling_half_a_surrogate_pair_is_answered_over_stdio(persona_root):
     """JSON may spell `"\\ud800"`, which is no Unicode; the SDK's stdio reader dropped such a request
     without a word, so the client waited for ever. It is answered with an error naming the place."""
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         '{"jsonrpc": "2.0", "id": 2, "method": "prompts/get", '
         '"params": {"name": "triage", "arguments": {"ticket": "\\ud800"}}}',
         '{"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "summarizer.system"}}',
     ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "profiles", "mcp", str(persona_root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    answers: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [answers.put(line) for line in process.stdout], daemon=True).start()
-    try:
-        for line in lines:
-            process.stdin.write(line + "\n")
-            process.stdin.flush()
-        got = {}
-        while not {2, 3} <= set(got):
-            answer = json.loads(answers.get(timeout=60))  # queue.Empty: the request went unanswered
-            got[answer.get("id")] = answer
-    finally:
-        process.stdin.close()
-        process.wait(20)
+    got = _answers_over_stdio(persona_root, lines, {2, 3})
     error = got[2]["error"]
     assert error["code"] == INVALID_PARAMS
     assert error["message"].startswith("prompts/get: params.arguments.ticket holds '\\ud800', half of a surrogate")
